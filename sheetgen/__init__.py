@@ -1,0 +1,13 @@
+"""sheetgen: LLM planning workbooks whose math lives in spreadsheet cells.
+
+The package is split so that each piece of math lives in one place:
+
+* ``sheetgen.scenario``  inputs: frozen dataclasses, parsing and validation
+* ``sheetgen.presets``   model / hardware / recipe / dtype tables from ``presets/``
+* ``sheetgen.reference`` the independent Python implementation of the math
+* ``templates/``         the same math as spreadsheet formulas, one YAML per sheet
+* ``sheetgen.workbook``  turns templates + scenarios into an .xlsx
+* ``sheetgen.recalc``    recalculates a workbook in LibreOffice or ``formulas``
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,167 @@
+"""The command line: a thin layer over the library.
+
+Heavy modules (pandas, openpyxl, yaml) are imported inside the commands so that
+``sheetgen --help`` stays fast.  Every bad input ends as one line on stderr and
+exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sheetgen import __version__
+from sheetgen.errors import SheetgenError
+
+# One-scenario flags: option name -> (scenario key, help)
+RUN_FLAGS: list[tuple[str, str, str]] = [
+    ("--n-gpus", "n_gpus", "number of GPUs"),
+    ("--tokens", "train_tokens", "training tokens, e.g. 15.6T"),
+    ("--seq-len", "seq_len", "training sequence length"),
+    ("--micro-batch", "micro_batch", "sequences per GPU per forward pass"),
+    ("--global-batch-tokens", "global_batch_tokens", "tokens per optimizer step, e.g. 4Mi"),
+    ("--recipe", "recipe", "precision/optimizer recipe"),
+    ("--attention", "attention", "flash | naive"),
+    ("--recompute", "recompute", "none | selective | full"),
+    ("--peak-dtype", "peak_dtype", "bf16 | fp8 (which dense peak MFU refers to)"),
+    ("--causal-factor", "causal_factor", "share of attention-core FLOPs performed (0, 1]"),
+    ("--mfu", "mfu", "model FLOPs utilization (0, 1]"),
+    ("--goodput", "goodput", "share of wall-clock time spent training (0, 1]"),
+    ("--price-per-gpu-hour", "price_per_gpu_hour", "USD per GPU-hour"),
+    ("--weight-dtype", "weight_dtype", "inference weight format"),
+    ("--kv-dtype", "kv_dtype", "inference KV-cache format"),
+    ("--inf-batch", "inf_batch", "inference concurrent sequences"),
+    ("--inf-context", "inf_context", "inference context length"),
+]
+
+
+def scenario_options(fn: Callable) -> Callable:
+    """Flags that describe one scenario (instead of a scenario file)."""
+    for flag, key, help_text in reversed(RUN_FLAGS):
+        names = [flag]
+        if key == "n_gpus":
+            names.append("--gpus")
+        if key == "train_tokens":
+            names.append("--train-tokens")
+        fn = click.option(*names, key, default=None, help=help_text)(fn)
+    fn = click.option("--name", "scenario_name", default=None, help="scenario name")(fn)
+    fn = click.option("--hardware", "hardware", default=None, help="hardware preset id")(fn)
+    fn = click.option("--model", "model", default=None, help="model preset id")(fn)
+    return fn
+
+
+def handle_errors(fn: Callable) -> Callable:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SheetgenError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> list:
+    """A scenario file, or one scenario built from flags (model and hardware required)."""
+    from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+
+    given = {k: v for k, v in flags.items() if v is not None}
+    if scenario_file is not None:
+        if given:
+            first = next(iter(given))
+            raise SheetgenError(
+                f"--{first.replace('_', '-')}",
+                "cannot be combined with a scenario file; edit the file or drop the file argument",
+            )
+        return load_scenarios(scenario_file)
+    if not given:
+        return []
+    for required in ("model", "hardware"):
+        if required not in given:
+            raise SheetgenError(f"--{required}", "required when no scenario file is given")
+    item: dict[str, Any] = {"name": given.pop("scenario_name", None) or "Scenario 1"}
+    item.update(given)
+    return [scenario_from_dict(item, 1)]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sheetgen")
+def main() -> None:
+    """LLM planning workbooks whose math lives in spreadsheet formulas."""
+
+
+@main.command("presets")
+@click.argument("kind", type=click.Choice(["models", "hardware", "recipes"]))
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@handle_errors
+def presets_cmd(kind: str, fmt: str) -> None:
+    """List the model, hardware or recipe presets with their sources."""
+    from sheetgen.tables import presets_frame, render
+
+    click.echo(render(presets_frame(kind), fmt))
+
+
+@main.command("compute")
+@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
+@scenario_options
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@handle_errors
+def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
+    """Compute every input and derived key of the scenarios with the Python reference.
+
+    Give a SCENARIO_FILE (YAML), or --model and --hardware with run flags for
+    one scenario; with neither, the embedded default scenarios are used.
+    """
+    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.tables import compute_frame, render
+
+    scenarios = scenarios_from_args(scenario_file, flags)
+    if not scenarios:
+        scenarios = load_scenarios(default_scenario_path())
+    click.echo(render(compute_frame(scenarios), fmt, wide=fmt == "table"))
+
+
+@main.command("generate")
+@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
+@scenario_options
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="where to write the workbook (default: output/<file name>.xlsx)",
+)
+@click.option("--force", is_flag=True, help="overwrite an existing file")
+@handle_errors
+def generate_cmd(scenario_file: str | None, output: str | None, force: bool, **flags: Any) -> None:
+    """Write a planning workbook (.xlsx) with live formulas.
+
+    With no arguments, the embedded default scenarios are used and the workbook
+    is written to output/sheetgen.xlsx.
+    """
+    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.workbook import write_workbook
+
+    scenarios = scenarios_from_args(scenario_file, flags)
+    if not scenarios:
+        scenarios = load_scenarios(default_scenario_path())
+    if output is None:
+        stem = Path(scenario_file).stem if scenario_file else "sheetgen"
+        output = str(Path("output") / f"{stem}.xlsx")
+    path = write_workbook(scenarios, Path(output), force=force)
+    click.echo(f"wrote {path}")
+    from sheetgen.tables import summary_lines
+
+    for line in summary_lines(scenarios):
+        click.echo(line)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

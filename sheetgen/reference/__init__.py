@@ -1,0 +1,53 @@
+"""The independent Python implementation of the workbook's math.
+
+One module per derived sheet; each is a pure function of a Scenario that
+returns ``{key: value}``.  ``compute`` merges them.  These functions never read
+the templates: the workbook and this package share only keys and inputs.
+"""
+
+from __future__ import annotations
+
+from sheetgen.reference.checks import checks
+from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
+from sheetgen.reference.inputs import inputs
+from sheetgen.reference.kv_cache import kv_cache
+from sheetgen.reference.memory import memory
+from sheetgen.reference.params import params
+from sheetgen.reference.schedule import schedule
+from sheetgen.scenario import Scenario
+
+SECTIONS = {
+    "inputs": inputs,
+    "params": lambda s: params(s.model),
+    "memory": memory,
+    "flops": flops,
+    "kv_cache": kv_cache,
+    "schedule": schedule,
+    "checks": checks,
+}
+
+
+def compute(s: Scenario) -> dict[str, float | str]:
+    """Every input and derived key of one scenario."""
+    out: dict[str, float | str] = {}
+    for name, fn in SECTIONS.items():
+        part = fn(s)
+        clash = set(part) & set(out)
+        if clash:
+            raise RuntimeError(f"keys defined twice ({name}): {sorted(clash)}")
+        out.update(part)
+    return out
+
+
+__all__ = [
+    "compute",
+    "checks",
+    "flops",
+    "inputs",
+    "kv_cache",
+    "memory",
+    "mfu_from_throughput",
+    "params",
+    "schedule",
+    "throughput_from_mfu",
+]

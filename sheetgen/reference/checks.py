@@ -1,0 +1,44 @@
+"""The Checks sheet: 1/0 flags per scenario.
+
+Errors (inputs the math cannot use) feed the master flag ``checks_ok``;
+warnings (a plan that does not fit or does not divide evenly) are shown beside it.
+"""
+
+from __future__ import annotations
+
+from sheetgen.reference.memory import memory
+from sheetgen.scenario import Scenario
+
+ERROR_FLAGS = (
+    "chk_model_found",
+    "chk_hardware_found",
+    "chk_kv_heads_divide",
+    "chk_mfu_range",
+    "chk_goodput_range",
+    "chk_peak_available",
+    "chk_no_errors",
+)
+WARNING_FLAGS = ("chk_mem_fits", "chk_batch_divides")
+
+
+def checks(s: Scenario) -> dict[str, float]:
+    m, run = s.model, s.run
+    mem = memory(s)
+    peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
+    out = {
+        "chk_model_found": 1,
+        "chk_hardware_found": 1,
+        "chk_kv_heads_divide": int(m.n_heads % m.n_kv_heads == 0),
+        "chk_mfu_range": int(0 < run.mfu <= 1),
+        "chk_goodput_range": int(0 < run.goodput <= 1),
+        "chk_peak_available": int(peak > 0),
+        # The reference produces no error values; the workbook's flag tests its own cells.
+        "chk_no_errors": 1,
+        "chk_mem_fits": int(mem["mem_total"] <= s.hardware.mem_gb * 10**9),
+        "chk_batch_divides": int(
+            run.global_batch_tokens % (run.seq_len * run.micro_batch * run.n_gpus) == 0
+        ),
+    }
+    out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
+    out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)
+    return out

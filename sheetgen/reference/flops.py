@@ -1,0 +1,104 @@
+"""The FLOPs sheet: per-token FLOPs by matrix multiply, training totals, MFU/HFU.
+
+A matmul [m, k] x [k, n] costs 2mkn FLOPs forward and twice that backward, so
+training costs 3x forward (seed 000 section 10).  Per token and layer:
+Q, K, V, O projections and each MLP matrix cost 2 x (their weights); the
+attention core (QK^T and probabilities x V) costs 2 s a (d_qk + d_v) forward,
+times the causal factor.  The LM head costs 2Vh.  The input embedding is a
+lookup (0 FLOPs).  6N (N = active parameters) is shown beside it, and the
+Megatron closed form 72 L h^2 (1 + s/6h + V/12hL) per token for GPT-style models.
+"""
+
+from __future__ import annotations
+
+from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
+from sheetgen.scenario import Scenario
+
+TERA = 10**12
+
+
+def flops(s: Scenario) -> dict[str, float]:
+    m, run = s.model, s.run
+    p = params(m)
+    h, a, seq = m.hidden_size, m.n_heads, run.seq_len
+    dqk, dv = qk_head_dim(m), v_head_dim(m)
+    mats = mlp_matrices(m)
+    if m.is_mla:
+        q_w = a * dqk
+        q_mm = h * m.q_lora_rank + m.q_lora_rank * q_w if m.q_lora_rank > 0 else h * q_w
+        kv_mm = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * a * (
+            m.qk_nope_head_dim + m.v_head_dim
+        )
+    else:
+        q_mm = h * a * m.head_dim
+        kv_mm = 2 * h * m.n_kv_heads * m.head_dim
+    o_mm = a * dv * h
+    fwd_q, fwd_kv, fwd_o = 2 * q_mm, 2 * kv_mm, 2 * o_mm
+    fwd_mlp = 2 * mats * h * m.ffn_size
+    fwd_moe = (
+        2
+        * (mats * h * m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts) + h * m.n_experts)
+        if m.is_moe
+        else 0
+    )
+    fwd_core = 2 * run.causal_factor * seq * a * (dqk + dv)
+    fwd_lm_head = 2 * m.vocab_size * h
+    L = m.n_layers
+    fwd = (
+        L * (fwd_q + fwd_kv + fwd_o + fwd_core)
+        + p["n_dense_mlp_layers"] * fwd_mlp
+        + p["n_moe_layers"] * fwd_moe
+        + fwd_lm_head
+    )
+    per_token = 3 * fwd
+    attn_per_token = 3 * L * fwd_core
+    six_n = 6 * p["params_active"]
+    megatron = 72 * L * h * h * (1 + seq / (6 * h) + m.vocab_size / (12 * h * L))
+    if run.recompute == "none":
+        recompute = 0.0
+    elif run.recompute == "selective":
+        recompute = L * fwd_core
+    else:
+        recompute = fwd - fwd_lm_head
+    hw_per_token = per_token + recompute
+    peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
+    peak_flops = peak * TERA
+    tokens = run.train_tokens
+    tps = run.mfu * peak_flops / per_token
+    return {
+        "flops_fwd_q": fwd_q,
+        "flops_fwd_kv": fwd_kv,
+        "flops_fwd_o": fwd_o,
+        "flops_fwd_mlp": fwd_mlp,
+        "flops_fwd_moe": fwd_moe,
+        "flops_fwd_attn_core": fwd_core,
+        "flops_fwd_lm_head": fwd_lm_head,
+        "flops_fwd_per_token": fwd,
+        "flops_per_token": per_token,
+        "flops_attn_per_token": attn_per_token,
+        "flops_attn_share": attn_per_token / per_token,
+        "flops_6n_per_token": six_n,
+        "flops_megatron_per_token": megatron,
+        "flops_recompute_per_token": recompute,
+        "flops_hw_per_token": hw_per_token,
+        "flops_train": per_token * tokens,
+        "flops_train_6nd": six_n * tokens,
+        "flops_train_hardware": hw_per_token * tokens,
+        "peak_flops": peak_flops,
+        "tokens_per_s_per_gpu": tps,
+        "tokens_per_s_per_gpu_6n": run.mfu * peak_flops / six_n,
+        "tokens_per_s_total": tps * run.n_gpus,
+        "hfu": run.mfu * hw_per_token / per_token,
+    }
+
+
+def mfu_from_throughput(
+    tokens_per_s_per_gpu: float, flops_per_token: float, peak_flops: float
+) -> float:
+    """MFU implied by a measured throughput: tokens/s/GPU x FLOPs per token / peak."""
+    return tokens_per_s_per_gpu * flops_per_token / peak_flops
+
+
+def throughput_from_mfu(mfu: float, flops_per_token: float, peak_flops: float) -> float:
+    """Tokens/s/GPU at a given MFU: MFU x peak / FLOPs per token."""
+    return mfu * peak_flops / flops_per_token

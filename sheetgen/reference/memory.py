@@ -1,0 +1,114 @@
+"""The Memory sheet: one GPU, the whole model, no sharding.
+
+Static memory = parameters x bytes per parameter of the recipe (weights,
+gradients, FP32 gradient-accumulation buffer, FP32 master weights, optimizer).
+
+Activations per layer and micro-batch (b sequences of s tokens), counting the
+tensors each matmul / nonlinearity keeps for the backward pass
+(seed 000 section 6, after Korthikanti et al. 2022):
+
+  values kept per token = 4h (two norm inputs, QKV input, MLP input)
+                        + q + k + v widths (Q, K, V outputs)
+                        + o width (input of the output projection)
+                        + t*F (MLP: t = 4 tensors for SwiGLU, 2 for GeLU)
+  Llama: 2sb(6h + 2h_kv + 4F) bytes;  GPT: 32sbh, + 2sbh dropout masks = 34sbh.
+  Naive attention also keeps the a x s x s softmax output (2as^2 b bytes), and
+  with dropout its mask and output: 5as^2 b in all.
+"""
+
+from __future__ import annotations
+
+from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
+from sheetgen.scenario import Scenario
+
+
+def mlp_act_tensors(s: Scenario) -> int:
+    """[s, b, F] tensors an MLP keeps: SwiGLU gate out, up out, SiLU out, product; GeLU in, out."""
+    return 4 if mlp_matrices(s.model) == 3 else 2
+
+
+def memory(s: Scenario) -> dict[str, float]:
+    m, run, recipe = s.model, s.run, s.recipe
+    p = params(m)
+    n = p["params_total"]
+    h, a = m.hidden_size, m.n_heads
+    seq, b = run.seq_len, run.micro_batch
+    act = recipe.act_bytes
+
+    bytes_per_param = (
+        recipe.weight_bytes
+        + recipe.grad_bytes
+        + recipe.grad_accum_bytes
+        + recipe.master_bytes
+        + recipe.optimizer_bytes
+    )
+    mem_weights = n * recipe.weight_bytes
+    mem_grads = n * (recipe.grad_bytes + recipe.grad_accum_bytes)
+    mem_master = n * recipe.master_bytes
+    mem_optimizer = n * recipe.optimizer_bytes
+    mem_static = mem_weights + mem_grads + mem_master + mem_optimizer
+
+    dqk, dv = qk_head_dim(m), v_head_dim(m)
+    kv_heads = a if m.is_mla else m.n_kv_heads
+    # Q and O are a heads wide, K and V kv_heads wide (MLA expands K, V to all heads).
+    attn_values = a * dqk + kv_heads * dqk + kv_heads * dv + a * dv
+    if m.is_mla:
+        attn_values += m.q_lora_rank + m.kv_lora_rank  # inputs of the up-projections
+    base = 4 * h + attn_values
+    t = mlp_act_tensors(s)
+    values_dense = base + t * m.ffn_size
+    values_moe = (
+        base + t * m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts) if m.is_moe else 0
+    )
+    masks_layer = m.dropout * 2 * seq * b * h * run.dropout_mask_bytes
+    act_dense_layer = act * seq * b * values_dense + masks_layer
+    act_moe_layer = act * seq * b * values_moe + masks_layer if m.is_moe else 0
+    scores_layer = a * seq * seq * b * (act + m.dropout * (run.dropout_mask_bytes + act))
+    naive = run.attention == "naive"
+    n_moe = p["n_moe_layers"]
+    n_dense = p["n_dense_mlp_layers"]
+    act_input_layer = act * seq * b * h
+    act_layer_max = max(act_dense_layer, act_moe_layer) + (scores_layer if naive else 0)
+    stored = n_dense * act_dense_layer + n_moe * act_moe_layer
+    if run.recompute == "none":
+        activations = stored + (m.n_layers * scores_layer if naive else 0)
+    elif run.recompute == "selective":
+        activations = stored
+    else:
+        activations = m.n_layers * act_input_layer + act_layer_max
+
+    logits = run.logits_bytes * seq * b * m.vocab_size
+    total = mem_static + activations + logits + run.overhead_bytes
+    gpu_mem = s.hardware.mem_gb * 10**9
+    return {
+        "weight_bytes": recipe.weight_bytes,
+        "grad_bytes": recipe.grad_bytes,
+        "grad_accum_bytes": recipe.grad_accum_bytes,
+        "master_bytes": recipe.master_bytes,
+        "optimizer_bytes": recipe.optimizer_bytes,
+        "act_bytes": act,
+        "bytes_per_param": bytes_per_param,
+        "mem_weights": mem_weights,
+        "mem_grads": mem_grads,
+        "mem_master": mem_master,
+        "mem_optimizer": mem_optimizer,
+        "mem_static": mem_static,
+        "act_values_attn": attn_values,
+        "mlp_act_tensors": t,
+        "act_values_dense_layer": values_dense,
+        "act_values_moe_layer": values_moe,
+        "mem_act_masks_layer": masks_layer,
+        "mem_act_dense_layer": act_dense_layer,
+        "mem_act_moe_layer": act_moe_layer,
+        "mem_act_scores_layer": scores_layer,
+        "mem_act_naive_scores": m.n_layers * scores_layer,
+        "mem_act_input_layer": act_input_layer,
+        "attn_is_naive": int(naive),
+        "mem_act_layer_max": act_layer_max,
+        "mem_act_stored": stored,
+        "mem_activations": activations,
+        "mem_logits": logits,
+        "mem_overhead": run.overhead_bytes,
+        "mem_total": total,
+        "mem_gpu_share": total / gpu_mem,
+    }

@@ -1,0 +1,43 @@
+"""The Schedule sheet: steps, days, GPU-hours and cost.
+
+Training time = training FLOPs / (GPUs x peak x MFU) (seed 000 section 14,
+seed 003).  Wall-clock divides by goodput (share of time spent training).
+Data parallel over all GPUs: accumulation steps = sequences per step /
+(micro-batch x GPUs).
+"""
+
+from __future__ import annotations
+
+import math
+
+from sheetgen.reference.flops import flops
+from sheetgen.reference.params import params
+from sheetgen.scenario import Scenario
+
+SECONDS_PER_DAY = 86400
+HOURS_PER_DAY = 24
+
+
+def schedule(s: Scenario) -> dict[str, float]:
+    run = s.run
+    f = flops(s)
+    p = params(s.model)
+    rate = run.n_gpus * f["peak_flops"] * run.mfu
+    seqs = run.global_batch_tokens / run.seq_len
+    train_seconds = f["flops_train"] / rate
+    train_days = train_seconds / SECONDS_PER_DAY
+    wall = train_days / run.goodput
+    gpu_hours = run.n_gpus * wall * HOURS_PER_DAY
+    return {
+        "global_batch_seqs": seqs,
+        "grad_accum_steps": seqs / (run.micro_batch * run.n_gpus),
+        "steps": math.ceil(run.train_tokens / run.global_batch_tokens),
+        "tokens_per_param": run.train_tokens / p["params_total"],
+        "step_seconds": run.global_batch_tokens * f["flops_per_token"] / rate,
+        "train_seconds": train_seconds,
+        "train_days": train_days,
+        "train_days_6nd": f["flops_train_6nd"] / rate / SECONDS_PER_DAY,
+        "train_days_wall": wall,
+        "gpu_hours": gpu_hours,
+        "cost_usd": gpu_hours * run.price_per_gpu_hour,
+    }

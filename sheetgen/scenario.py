@@ -1,0 +1,503 @@
+"""Scenarios: model + hardware + run settings, as validated frozen dataclasses.
+
+A scenario file is YAML::
+
+    scenarios:
+      - name: Llama 3 8B, 8 x H100
+        model: llama3-8b            # a preset id, or a mapping of model fields
+        hardware: h100-sxm          # a preset id, or a mapping of hardware fields
+        n_gpus: 8
+        train_tokens: 15T           # K/M/B/T (decimal) or Ki/Mi/Gi/Ti (binary) suffixes
+        ...
+
+A model or hardware mapping may start from a preset with ``base: <id>`` and
+override some fields.  Run settings left out take the defaults in
+``RUN_DEFAULTS``; each default is documented in ``RUN_FIELDS``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from sheetgen.errors import SheetgenError
+
+# ---------------------------------------------------------------------------
+# Model and hardware
+
+MODEL_INT_FIELDS = (
+    "n_layers",
+    "hidden_size",
+    "n_heads",
+    "n_kv_heads",
+    "head_dim",
+    "ffn_size",
+    "vocab_size",
+    "tied_embeddings",
+    "pos_embeddings",
+    "qkv_bias",
+    "out_bias",
+    "mlp_bias",
+    "norms_per_layer",
+    "dropout",
+    "n_experts",
+    "experts_per_token",
+    "n_shared_experts",
+    "moe_ffn_size",
+    "n_dense_layers",
+    "router_bias",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+)
+MODEL_FLAG_FIELDS = (
+    "tied_embeddings",
+    "qkv_bias",
+    "out_bias",
+    "mlp_bias",
+    "dropout",
+    "router_bias",
+)
+# Fields that must be >= 1; the rest of the integer fields must be >= 0.
+MODEL_POSITIVE_FIELDS = (
+    "n_layers",
+    "hidden_size",
+    "n_heads",
+    "n_kv_heads",
+    "head_dim",
+    "ffn_size",
+    "vocab_size",
+    "norms_per_layer",
+)
+NORMS = ("rmsnorm", "layernorm")
+MLPS = ("gated", "gelu")
+
+
+@dataclass(frozen=True)
+class Model:
+    """A transformer's shape. Field meanings: presets/README.md."""
+
+    id: str
+    name: str
+    n_layers: int
+    hidden_size: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    ffn_size: int
+    vocab_size: int
+    tied_embeddings: int = 0
+    pos_embeddings: int = 0
+    qkv_bias: int = 0
+    out_bias: int = 0
+    mlp_bias: int = 0
+    norm: str = "rmsnorm"
+    norms_per_layer: int = 2
+    mlp: str = "gated"
+    dropout: int = 0
+    n_experts: int = 0
+    experts_per_token: int = 0
+    n_shared_experts: int = 0
+    moe_ffn_size: int = 0
+    n_dense_layers: int = 0
+    router_bias: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    source: str = ""
+    params_published: int | None = None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+
+HARDWARE_FIELDS = ("peak_bf16_tflops", "peak_fp8_tflops", "mem_gb", "hbm_tbps", "tdp_w")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One accelerator: dense peaks in TFLOP/s, memory in GB, bandwidth in TB/s."""
+
+    id: str
+    name: str
+    peak_bf16_tflops: float
+    peak_fp8_tflops: float
+    mem_gb: float
+    hbm_tbps: float
+    tdp_w: float
+    sources: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Bytes per parameter for each training state, and per activation value."""
+
+    id: str
+    name: str
+    weight_bytes: float
+    grad_bytes: float
+    grad_accum_bytes: float
+    master_bytes: float
+    optimizer_bytes: float
+    act_bytes: float
+
+
+# ---------------------------------------------------------------------------
+# Run settings
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "recipe": (
+        "bf16-adam",
+        "fp32-adam",
+        "bf16-adam-fp32-grads",
+        "fp32-sgd-momentum",
+        "bf16-inference",
+    ),
+    "attention": ("flash", "naive"),
+    "recompute": ("none", "selective", "full"),
+    "peak_dtype": ("bf16", "fp8"),
+    "weight_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
+    "kv_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
+}
+
+# key: (kind, default, description with source).  kind: int | float | fraction | choice
+RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
+    "n_gpus": ("int", 8, "GPUs training one model replica set (data parallel, no sharding)"),
+    "train_tokens": ("int", 1_000_000_000_000, "tokens seen in training (D)"),
+    "seq_len": ("int", 4096, "training sequence length (s)"),
+    "micro_batch": ("int", 1, "sequences per forward pass on one GPU (b)"),
+    "global_batch_tokens": (
+        "int",
+        4_194_304,
+        "tokens per optimizer step (4M = 1,024 x 4,096, Llama 3's first-stage batch)",
+    ),
+    "recipe": ("choice", "bf16-adam", "precision / optimizer recipe (Presets: Recipes)"),
+    "attention": ("choice", "flash", "attention kernel: flash stores no s x s matrix; naive does"),
+    "recompute": ("choice", "none", "activation recomputation: none | selective | full"),
+    "peak_dtype": ("choice", "bf16", "which dense peak MFU refers to: bf16 or fp8"),
+    "causal_factor": (
+        "fraction",
+        0.5,
+        "share of attention-core FLOPs a causal kernel performs (0.5: masked half skipped)",
+    ),
+    "mfu": ("fraction", 0.4, "model FLOPs utilization (Llama 3 405B reached 0.38-0.43)"),
+    "goodput": ("fraction", 0.9, "share of wall-clock time spent training (Llama 3: about 90%)"),
+    "price_per_gpu_hour": (
+        "float",
+        2.0,
+        "USD per GPU-hour: an illustrative rate, replace with your quote",
+    ),
+    "weight_dtype": ("choice", "bf16", "inference weight format"),
+    "kv_dtype": ("choice", "bf16", "inference KV-cache format"),
+    "inf_batch": ("int", 1, "inference: concurrent sequences"),
+    "inf_context": ("int", 4096, "inference: context length per sequence, tokens"),
+    "overhead_bytes": (
+        "float",
+        1_500_000_000,
+        "fixed per-GPU overhead: CUDA context, kernels (seed 000 calculator: 1.5 GB)",
+    ),
+    "logits_bytes": ("float", 4, "bytes per logit value: FP32 cross-entropy (seed 000 section 6)"),
+    "dropout_mask_bytes": ("float", 1, "bytes per dropout-mask value (Korthikanti et al. 2022)"),
+}
+RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
+
+
+@dataclass(frozen=True)
+class Run:
+    n_gpus: int = RUN_DEFAULTS["n_gpus"]
+    train_tokens: int = RUN_DEFAULTS["train_tokens"]
+    seq_len: int = RUN_DEFAULTS["seq_len"]
+    micro_batch: int = RUN_DEFAULTS["micro_batch"]
+    global_batch_tokens: int = RUN_DEFAULTS["global_batch_tokens"]
+    recipe: str = RUN_DEFAULTS["recipe"]
+    attention: str = RUN_DEFAULTS["attention"]
+    recompute: str = RUN_DEFAULTS["recompute"]
+    peak_dtype: str = RUN_DEFAULTS["peak_dtype"]
+    causal_factor: float = RUN_DEFAULTS["causal_factor"]
+    mfu: float = RUN_DEFAULTS["mfu"]
+    goodput: float = RUN_DEFAULTS["goodput"]
+    price_per_gpu_hour: float = RUN_DEFAULTS["price_per_gpu_hour"]
+    weight_dtype: str = RUN_DEFAULTS["weight_dtype"]
+    kv_dtype: str = RUN_DEFAULTS["kv_dtype"]
+    inf_batch: int = RUN_DEFAULTS["inf_batch"]
+    inf_context: int = RUN_DEFAULTS["inf_context"]
+    overhead_bytes: float = RUN_DEFAULTS["overhead_bytes"]
+    logits_bytes: float = RUN_DEFAULTS["logits_bytes"]
+    dropout_mask_bytes: float = RUN_DEFAULTS["dropout_mask_bytes"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Lookup tables every scenario shares: recipes and bytes per dtype."""
+
+    recipes: tuple[Recipe, ...]
+    dtype_bytes: tuple[tuple[str, float], ...]
+
+    def recipe(self, recipe_id: str) -> Recipe:
+        for r in self.recipes:
+            if r.id == recipe_id:
+                return r
+        raise SheetgenError("recipe", f"unknown recipe {recipe_id!r}")
+
+    def dtype(self, dtype_id: str) -> float:
+        for name, nbytes in self.dtype_bytes:
+            if name == dtype_id:
+                return nbytes
+        raise SheetgenError("dtype", f"unknown dtype {dtype_id!r}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    model: Model
+    hardware: Hardware
+    run: Run
+    tables: Tables
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.tables.recipe(self.run.recipe)
+
+
+# ---------------------------------------------------------------------------
+# Parsing helpers
+
+_SUFFIX = {
+    "": 1,
+    "K": 10**3,
+    "M": 10**6,
+    "B": 10**9,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "KI": 2**10,
+    "MI": 2**20,
+    "GI": 2**30,
+    "TI": 2**40,
+}
+_COUNT_RE = re.compile(
+    r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
+)
+
+
+def parse_count(value: Any, field: str) -> int:
+    """A whole count such as ``15.6T``, ``4Mi``, ``4_194_304`` or ``1e12``."""
+    if isinstance(value, bool):
+        raise SheetgenError(field, f"expected a whole number, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise SheetgenError(field, f"expected a whole number, got {value!r}")
+        return int(value)
+    if isinstance(value, str):
+        m = _COUNT_RE.match(value)
+        if m and m.group(2).upper() in _SUFFIX:
+            number = float(m.group(1).replace("_", "").replace(",", ""))
+            total = number * _SUFFIX[m.group(2).upper()]
+            if total == int(total):
+                return int(total)
+            raise SheetgenError(field, f"{value!r} is not a whole number of tokens")
+    raise SheetgenError(
+        field,
+        f"cannot read {value!r} as a count; use a whole number, optionally with a suffix "
+        "K, M, B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 15.6T",
+    )
+
+
+def parse_number(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise SheetgenError(field, f"expected a number, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value = float(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise SheetgenError(field, f"expected a number, got {value!r}") from None
+    value = float(value)
+    if not math.isfinite(value):
+        raise SheetgenError(field, f"expected a finite number, got {value!r}")
+    return value
+
+
+def _run_value(key: str, value: Any) -> Any:
+    kind, _default, _doc = RUN_FIELDS[key]
+    if kind == "int":
+        n = parse_count(value, key)
+        if n < 1:
+            raise SheetgenError(key, f"must be a whole number >= 1, got {value!r}")
+        return n
+    if kind == "choice":
+        if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
+            raise SheetgenError(key, f"got {value!r}; accepted: {', '.join(CHOICES[key])}")
+        return value.strip().lower()
+    number = parse_number(value, key)
+    if kind == "fraction":
+        if not 0 < number <= 1:
+            raise SheetgenError(key, f"must be a fraction in (0, 1], got {value!r}")
+        return number
+    if key == "price_per_gpu_hour" and number < 0:
+        raise SheetgenError(key, f"must be >= 0, got {value!r}")
+    if key != "price_per_gpu_hour" and number <= 0:
+        raise SheetgenError(key, f"must be > 0, got {value!r}")
+    return int(number) if number == int(number) else number
+
+
+def make_run(settings: dict[str, Any], where: str = "") -> Run:
+    """Validated run settings; unknown keys are errors."""
+    values: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key not in RUN_FIELDS:
+            raise SheetgenError(
+                f"{where}{key}", f"unknown setting; accepted: {', '.join(RUN_FIELDS)}"
+            )
+        try:
+            values[key] = _run_value(key, value)
+        except SheetgenError as e:
+            raise SheetgenError(f"{where}{e.field}", e.message) from None
+    return Run(**values)
+
+
+def make_model(spec: dict[str, Any], where: str = "model") -> Model:
+    """A validated Model from a mapping of fields (``id`` and ``name`` optional)."""
+    known = {f.name for f in fields(Model)}
+    for key in spec:
+        if key not in known:
+            raise SheetgenError(
+                f"{where}.{key}",
+                f"unknown model field; accepted: {', '.join(MODEL_INT_FIELDS + ('norm', 'mlp'))}",
+            )
+    values: dict[str, Any] = {}
+    for key in MODEL_INT_FIELDS:
+        if key not in spec:
+            continue
+        try:
+            n = parse_count(spec[key], f"{where}.{key}")
+        except SheetgenError:
+            raise SheetgenError(
+                f"{where}.{key}", f"expected a whole number, got {spec[key]!r}"
+            ) from None
+        low = 1 if key in MODEL_POSITIVE_FIELDS else 0
+        if n < low:
+            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= {low}, got {n}")
+        if key in MODEL_FLAG_FIELDS and n not in (0, 1):
+            raise SheetgenError(f"{where}.{key}", f"must be 0 or 1, got {n}")
+        values[key] = n
+    for key, accepted in (("norm", NORMS), ("mlp", MLPS)):
+        if key in spec:
+            v = spec[key]
+            if not isinstance(v, str) or v.lower() not in accepted:
+                raise SheetgenError(f"{where}.{key}", f"got {v!r}; accepted: {', '.join(accepted)}")
+            values[key] = v.lower()
+    for key in ("n_layers", "hidden_size", "n_heads", "ffn_size", "vocab_size"):
+        if key not in values:
+            raise SheetgenError(f"{where}.{key}", "missing; a model needs it")
+    values.setdefault("n_kv_heads", values["n_heads"])
+    if "head_dim" not in values:
+        if values["hidden_size"] % values["n_heads"]:
+            raise SheetgenError(
+                f"{where}.n_heads",
+                f"{values['n_heads']} heads do not divide hidden_size {values['hidden_size']}; "
+                "give head_dim explicitly or choose a divisor",
+            )
+        values["head_dim"] = values["hidden_size"] // values["n_heads"]
+    if values["n_heads"] % values["n_kv_heads"]:
+        raise SheetgenError(
+            f"{where}.n_kv_heads",
+            f"{values['n_kv_heads']} KV heads must divide n_heads {values['n_heads']}",
+        )
+    if values.get("n_experts", 0) > 0:
+        k = values.get("experts_per_token", 0)
+        if not 1 <= k <= values["n_experts"]:
+            raise SheetgenError(
+                f"{where}.experts_per_token",
+                f"must be between 1 and n_experts ({values['n_experts']}), got {k}",
+            )
+        if values.get("moe_ffn_size", 0) < 1:
+            raise SheetgenError(f"{where}.moe_ffn_size", "must be >= 1 for a MoE model")
+        if values.get("n_dense_layers", 0) >= values["n_layers"]:
+            raise SheetgenError(
+                f"{where}.n_dense_layers",
+                f"must be below n_layers ({values['n_layers']}), got {values['n_dense_layers']}",
+            )
+    if values.get("q_lora_rank", 0) > 0 and values.get("kv_lora_rank", 0) == 0:
+        raise SheetgenError(
+            f"{where}.q_lora_rank",
+            "a query latent needs MLA: set kv_lora_rank > 0 or q_lora_rank 0",
+        )
+    if values.get("kv_lora_rank", 0) > 0:
+        for key in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+            if values.get(key, 0) < 1:
+                raise SheetgenError(f"{where}.{key}", "must be >= 1 for MLA (kv_lora_rank > 0)")
+    values["id"] = str(spec.get("id") or "custom")
+    values["name"] = str(spec.get("name") or values["id"])
+    values["source"] = str(spec.get("source") or "")
+    if spec.get("params_published") is not None:
+        values["params_published"] = parse_count(
+            spec["params_published"], f"{where}.params_published"
+        )
+    return Model(**values)
+
+
+def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
+    known = {"id", "name", "as_of", "sources", "source", *HARDWARE_FIELDS}
+    for key in spec:
+        if key not in known:
+            raise SheetgenError(
+                f"{where}.{key}", f"unknown hardware field; accepted: {', '.join(HARDWARE_FIELDS)}"
+            )
+    values: dict[str, Any] = {}
+    for key in HARDWARE_FIELDS:
+        if key not in spec:
+            raise SheetgenError(f"{where}.{key}", "missing; hardware needs it")
+        v = parse_number(spec[key], f"{where}.{key}")
+        low_ok = v >= 0 if key in ("peak_fp8_tflops", "tdp_w") else v > 0
+        if not low_ok:
+            rule = ">= 0" if key in ("peak_fp8_tflops", "tdp_w") else "> 0"
+            raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {spec[key]!r}")
+        values[key] = v
+    values["id"] = str(spec.get("id") or "custom")
+    values["name"] = str(spec.get("name") or values["id"])
+    sources = spec.get("sources") or {}
+    values["sources"] = tuple((str(k), str(v)) for k, v in sources.items())
+    return Hardware(**values)
+
+
+def with_overrides(model: Model, overrides: dict[str, Any], where: str = "model") -> Model:
+    """A preset model with some fields replaced, validated as a whole."""
+    base = {f.name: getattr(model, f.name) for f in fields(Model)}
+    base.pop("params_published")
+    if "id" not in overrides:
+        base["id"] = f"{model.id}-custom"
+        base["name"] = overrides.get("name", f"{model.name} (custom)")
+    base.update(overrides)
+    return make_model(base, where)
+
+
+__all__ = [
+    "CHOICES",
+    "Hardware",
+    "Model",
+    "Recipe",
+    "Run",
+    "RUN_DEFAULTS",
+    "RUN_FIELDS",
+    "Scenario",
+    "Tables",
+    "make_hardware",
+    "make_model",
+    "make_run",
+    "parse_count",
+    "replace",
+    "with_overrides",
+]

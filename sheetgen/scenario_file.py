@@ -1,0 +1,130 @@
+"""Read scenario files (YAML) and one-scenario flag sets into Scenario objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sheetgen import presets
+from sheetgen.errors import SheetgenError
+from sheetgen.paths import presets_dir
+from sheetgen.scenario import (
+    Scenario,
+    make_hardware,
+    make_run,
+    with_overrides,
+)
+
+DEFAULT_SCENARIO_FILE = "default.yaml"
+
+
+def default_scenario_path() -> Path:
+    """The embedded scenario file ``sheetgen generate`` uses with no arguments."""
+    return presets_dir() / "scenarios" / DEFAULT_SCENARIO_FILE
+
+
+def _model(spec: Any, where: str):
+    if isinstance(spec, str):
+        return presets.get_model(spec, where)
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        base = spec.pop("base", None)
+        if base is not None:
+            return with_overrides(presets.get_model(str(base), f"{where}.base"), spec, where)
+        from sheetgen.scenario import make_model
+
+        return make_model(spec, where)
+    raise SheetgenError(where, f"expected a preset id or a mapping of model fields, got {spec!r}")
+
+
+def _hardware(spec: Any, where: str):
+    if isinstance(spec, str):
+        return presets.get_hardware(spec, where)
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        base = spec.pop("base", None)
+        if base is not None:
+            hw = presets.get_hardware(str(base), f"{where}.base")
+            merged = {
+                "id": f"{hw.id}-custom",
+                "name": f"{hw.name} (custom)",
+                "peak_bf16_tflops": hw.peak_bf16_tflops,
+                "peak_fp8_tflops": hw.peak_fp8_tflops,
+                "mem_gb": hw.mem_gb,
+                "hbm_tbps": hw.hbm_tbps,
+                "tdp_w": hw.tdp_w,
+            }
+            merged.update(spec)
+            spec = merged
+        return make_hardware(spec, where)
+    raise SheetgenError(
+        where, f"expected a preset id or a mapping of hardware fields, got {spec!r}"
+    )
+
+
+def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
+    """One scenario from a mapping (``name``, ``model``, ``hardware``, run settings)."""
+    where = f"scenarios[{index}]"
+    if not isinstance(item, dict):
+        raise SheetgenError(where, f"each scenario must be a mapping, got {item!r}")
+    item = dict(item)
+    name = item.pop("name", None) or f"Scenario {index}"
+    if not isinstance(name, str):
+        raise SheetgenError(f"{where}.name", f"must be text, got {name!r}")
+    if "model" not in item:
+        raise SheetgenError(f"{where}.model", "missing; give a preset id or a mapping")
+    if "hardware" not in item:
+        raise SheetgenError(f"{where}.hardware", "missing; give a preset id or a mapping")
+    model = _model(item.pop("model"), f"{where}.model")
+    hardware = _hardware(item.pop("hardware"), f"{where}.hardware")
+    run = make_run(item, where=f"{where}.")
+    scenario = Scenario(name=name, model=model, hardware=hardware, run=run, tables=presets.tables())
+    validate(scenario, where)
+    return scenario
+
+
+def validate(scenario: Scenario, where: str = "") -> None:
+    """Cross-field rules that single fields cannot check."""
+    prefix = f"{where}." if where else ""
+    if scenario.run.peak_dtype == "fp8" and scenario.hardware.peak_fp8_tflops <= 0:
+        raise SheetgenError(
+            f"{prefix}peak_dtype",
+            f"fp8 chosen but {scenario.hardware.id} has no FP8 peak; accepted here: bf16",
+        )
+
+
+def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario]:
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise SheetgenError(source, f"YAML syntax error at {where}: {problem}") from None
+    if not isinstance(doc, dict) or "scenarios" not in doc:
+        raise SheetgenError(source, "expected a mapping with a 'scenarios:' list")
+    extra = [k for k in doc if k != "scenarios"]
+    if extra:
+        raise SheetgenError(f"{source}: {extra[0]}", "unknown top-level key; accepted: scenarios")
+    items = doc["scenarios"]
+    if not isinstance(items, list) or not items:
+        raise SheetgenError(f"{source}: scenarios", "must be a non-empty list of scenarios")
+    scenarios = [scenario_from_dict(item, i + 1) for i, item in enumerate(items)]
+    names = [s.name for s in scenarios]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise SheetgenError(f"{source}: scenarios", f"duplicate scenario name {dupes[0]!r}")
+    return scenarios
+
+
+def load_scenarios(path: str | Path) -> list[Scenario]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SheetgenError(str(path), "scenario file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SheetgenError(str(path), f"cannot read scenario file: {e}") from None
+    return load_scenarios_text(text, source=str(path))

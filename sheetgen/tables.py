@@ -1,0 +1,140 @@
+"""pandas tables for the CLI: presets, computed keys, and their rendering."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from sheetgen.scenario import Scenario
+
+
+def presets_frame(kind: str) -> pd.DataFrame:
+    import pandas as pd
+
+    from sheetgen import presets
+    from sheetgen.reference.params import params
+
+    rows: list[dict[str, Any]] = []
+    if kind == "models":
+        docs = presets.model_docs()
+        for mid, m in presets.models().items():
+            p = params(m)
+            rows.append(
+                {
+                    "id": mid,
+                    "name": m.name,
+                    "params_total": p["params_total"],
+                    "params_active": p["params_active"],
+                    "layers": m.n_layers,
+                    "hidden": m.hidden_size,
+                    "heads": f"{m.n_heads}/{m.n_kv_heads}",
+                    "as_of": docs[mid].get("as_of", ""),
+                    "source": m.source,
+                }
+            )
+    elif kind == "hardware":
+        docs = presets.hardware_docs()
+        for hid, hw in presets.hardware().items():
+            sources = dict(hw.sources)
+            rows.append(
+                {
+                    "id": hid,
+                    "name": hw.name,
+                    "bf16_tflops": hw.peak_bf16_tflops,
+                    "fp8_tflops": hw.peak_fp8_tflops,
+                    "mem_gb": hw.mem_gb,
+                    "hbm_tbps": hw.hbm_tbps,
+                    "tdp_w": hw.tdp_w,
+                    "as_of": docs[hid].get("as_of", ""),
+                    "source": sources.get("peak_bf16_tflops", ""),
+                }
+            )
+    else:
+        for r in presets.tables().recipes:
+            rows.append(
+                {
+                    "id": r.id,
+                    "name": r.name,
+                    "weights": r.weight_bytes,
+                    "grads": r.grad_bytes + r.grad_accum_bytes,
+                    "master": r.master_bytes,
+                    "optimizer": r.optimizer_bytes,
+                    "activation_bytes": r.act_bytes,
+                    "source": presets.table_sources()["recipes"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def compute_records(scenarios: list[Scenario]) -> list[dict[str, Any]]:
+    """One record per scenario and key: {"scenario", "key", "value", "unit"}."""
+    from sheetgen.reference import compute
+    from sheetgen.workbook.templates import units
+
+    unit_of = units()
+    records = []
+    for s in scenarios:
+        for key, value in compute(s).items():
+            records.append(
+                {"scenario": s.name, "key": key, "value": value, "unit": unit_of.get(key, "")}
+            )
+    return records
+
+
+def compute_frame(scenarios: list[Scenario]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(compute_records(scenarios))
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        v = int(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if abs(v) >= 1e6 or (v != 0 and abs(v) < 1e-3):
+        return f"{v:.4g}"
+    return f"{v:,.4f}".rstrip("0").rstrip(".")
+
+
+def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
+    """table (aligned text), csv or json (a list of records)."""
+    if fmt == "json":
+        return json.dumps(df.to_dict(orient="records"), indent=1, default=float)
+    if fmt == "csv":
+        return df.to_csv(index=False).rstrip("\n")
+    if wide and {"scenario", "key", "value", "unit"} <= set(df.columns):
+        table = df.pivot_table(
+            index=["key", "unit"], columns="scenario", values="value", aggfunc="first", sort=False
+        )
+        table = table[list(dict.fromkeys(df["scenario"]))]
+        table = table.map(_fmt_value).reset_index()
+        return table.to_string(index=False)
+    shown = df.copy()
+    for col in shown.columns:
+        if shown[col].dtype != object:
+            shown[col] = shown[col].map(_fmt_value)
+    if "source" in shown.columns:
+        shown["source"] = shown["source"].str.slice(0, 60)
+    return shown.to_string(index=False)
+
+
+def summary_lines(scenarios: list[Scenario]) -> list[str]:
+    """A few headline figures per scenario, for the terminal."""
+    from sheetgen.reference import compute
+
+    lines = []
+    for s in scenarios:
+        r = compute(s)
+        lines.append(
+            f"  {s.name}: {r['params_total'] / 1e9:.2f}B params, "
+            f"{r['mem_total'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB, "
+            f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
+            f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}"
+        )
+    return lines

@@ -1,0 +1,56 @@
+"""Write the planning workbook: build with openpyxl, cache reference values, save safely."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sheetgen.errors import SheetgenError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sheetgen.scenario import Scenario
+
+
+def write_workbook(
+    scenarios: list[Scenario], path: Path, force: bool = False, cache_values: bool = True
+) -> Path:
+    """Write the workbook to ``path``.
+
+    An existing file is never overwritten unless ``force``; then the new file is
+    written beside it and renamed over it, so an interrupted run leaves the old
+    file intact.  With ``cache_values`` the reference values are stored as the
+    formulas' cached results, so viewers that do not calculate still show numbers.
+    """
+    from sheetgen.workbook.builder import build
+    from sheetgen.workbook.cache import inject_cached_values
+
+    path = Path(path)
+    if path.suffix.lower() != ".xlsx":
+        raise SheetgenError("--output", f"{path} must end in .xlsx")
+    if path.exists() and not force:
+        raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
+    if path.exists() and path.is_dir():
+        raise SheetgenError("--output", f"{path} is a directory")
+    if not scenarios:
+        raise SheetgenError("scenarios", "no scenarios to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SheetgenError("--output", f"cannot create {path.parent}: {e.strerror}") from None
+    wb, cached = build(scenarios)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".xlsx.tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        wb.save(tmp)
+        if cache_values:
+            inject_cached_values(tmp, cached)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise SheetgenError("--output", f"cannot write {path}: {e.strerror}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path

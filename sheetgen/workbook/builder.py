@@ -1,0 +1,429 @@
+"""Templates + scenarios -> an openpyxl workbook with live formulas.
+
+Layout of every templated sheet (DESIGN.md house style):
+
+    row 1  title
+    row 2  description
+    row 4  key | quantity | unit | <scenario 1> ... <scenario n> | formula in words | source
+    row 5+ one row per key (section headings have no key)
+
+A formula refers to other rows by key; ``translate`` turns ``{key}`` into the
+cell of the same scenario column (on whatever sheet the key lives), and
+``[table.column]`` into an absolute range of a Presets lookup table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openpyxl.utils import get_column_letter, quote_sheetname
+
+from sheetgen.workbook.templates import KEY_RE, SHEET_RE, TABLE_RE, Row, SheetTemplate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl import Workbook
+
+    from sheetgen.scenario import Scenario
+
+HEADER_ROW = 4
+FIRST_ROW = 5
+FIRST_SCENARIO_COL = 4  # column D
+PRESETS_SHEET = "Presets"
+CUSTOM_ROWS = {"models": 5, "hardware": 3}
+
+# Lookup tables on the Presets sheet: table -> column names (first is the id).
+MODEL_COLUMNS = (
+    "id",
+    "name",
+    "n_layers",
+    "hidden_size",
+    "n_heads",
+    "n_kv_heads",
+    "head_dim",
+    "ffn_size",
+    "vocab_size",
+    "tied_embeddings",
+    "pos_embeddings",
+    "qkv_bias",
+    "out_bias",
+    "mlp_bias",
+    "norm",
+    "norms_per_layer",
+    "mlp",
+    "dropout",
+    "n_experts",
+    "experts_per_token",
+    "n_shared_experts",
+    "moe_ffn_size",
+    "n_dense_layers",
+    "router_bias",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+)
+HARDWARE_COLUMNS = (
+    "id",
+    "name",
+    "peak_bf16_tflops",
+    "peak_fp8_tflops",
+    "mem_gb",
+    "hbm_tbps",
+    "tdp_w",
+)
+RECIPE_COLUMNS = (
+    "id",
+    "name",
+    "weight_bytes",
+    "grad_bytes",
+    "grad_accum_bytes",
+    "master_bytes",
+    "optimizer_bytes",
+    "act_bytes",
+)
+DTYPE_COLUMNS = ("id", "bytes")
+TABLE_COLUMNS = {
+    "models": MODEL_COLUMNS,
+    "hardware": HARDWARE_COLUMNS,
+    "recipes": RECIPE_COLUMNS,
+    "dtypes": DTYPE_COLUMNS,
+}
+TABLE_TITLES = {
+    "models": "Models (add a custom model in an empty row, then pick its id on Inputs)",
+    "hardware": "Hardware (dense peaks; add a custom accelerator in an empty row)",
+    "recipes": "Recipes: bytes per parameter and per activation value",
+    "dtypes": "Bytes per value by number format",
+}
+
+
+@dataclass
+class Layout:
+    """Where every key and table lives, known before any formula is written."""
+
+    n_scenarios: int
+    cells: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (sheet, row)
+    sheet_rows: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet -> first, last
+    tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> first, last row
+
+    def col(self, i: int) -> str:
+        return get_column_letter(FIRST_SCENARIO_COL + i)
+
+    def table_range(self, table: str, column: str) -> str:
+        cols = TABLE_COLUMNS[table]
+        if column not in cols:
+            raise KeyError(f"table {table!r} has no column {column!r}")
+        letter = get_column_letter(cols.index(column) + 1)
+        first, last = self.tables[table]
+        return f"{PRESETS_SHEET}!${letter}${first}:${letter}${last}"
+
+    def ref(self, key: str, i: int, from_sheet: str) -> str:
+        if key not in self.cells:
+            raise KeyError(f"formula refers to unknown key {key!r}")
+        sheet, row = self.cells[key]
+        cell = f"{self.col(i)}{row}"
+        return cell if sheet == from_sheet else f"{quote_sheetname(sheet)}!{cell}"
+
+    def translate(self, formula: str, i: int, from_sheet: str) -> str:
+        def sheet_range(m: Any) -> str:
+            sheet = m.group(1)
+            first, last = self.sheet_rows[sheet]
+            c = self.col(i)
+            return f"{quote_sheetname(sheet)}!{c}${first}:{c}${last}"
+
+        out = SHEET_RE.sub(sheet_range, formula)
+        out = TABLE_RE.sub(lambda m: self.table_range(m.group(1), m.group(2)), out)
+        out = KEY_RE.sub(lambda m: self.ref(m.group(1), i, from_sheet), out)
+        return "=" + out
+
+
+def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_presets: dict) -> Layout:
+    layout = Layout(n_scenarios=n_scenarios)
+    for t in templates:
+        row = FIRST_ROW
+        for r in t.rows:
+            if r.key and not r.mirror:
+                layout.cells[r.key] = (t.sheet, row)
+            row += 1
+        layout.sheet_rows[t.sheet] = (FIRST_ROW, row - 1)
+    # Presets: tables stacked vertically, each: title row, header row, data rows, blank row.
+    row = 4
+    for table in TABLE_COLUMNS:
+        first = row + 2
+        last = first + n_presets[table] + CUSTOM_ROWS.get(table, 0) - 1
+        layout.tables[table] = (first, last)
+        row = last + 2
+    return layout
+
+
+def _style_header(ws: Any, row: int, ncols: int) -> None:
+    from openpyxl.styles import Alignment, Font, PatternFill
+
+    from sheetgen.workbook import styles
+
+    for c in range(1, ncols + 1):
+        cell = ws.cell(row=row, column=c)
+        cell.font = Font(bold=True, color=styles.HEADER_FONT_COLOR)
+        cell.fill = PatternFill("solid", fgColor=styles.HEADER_FILL)
+        cell.alignment = Alignment(vertical="center", wrap_text=True)
+
+
+def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    kind = row.input
+    if kind == "choice":
+        if isinstance(row.choices, tuple):
+            formula = '"' + ",".join(row.choices) + '"'
+        else:
+            m = TABLE_RE.fullmatch(row.choices or "")
+            if not m:
+                raise ValueError(f"{row.key}: choices must be a list or [table.column]")
+            formula = layout.table_range(m.group(1), m.group(2))
+        dv = DataValidation(type="list", formula1=formula, allow_blank=False)
+        dv.error = "Pick a value from the list (add presets on the Presets sheet)."
+    elif kind == "int":
+        dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1")
+        dv.error = "A whole number of at least 1."
+    elif kind == "fraction":
+        dv = DataValidation(type="custom", formula1=f"AND({first_cell}>0,{first_cell}<=1)")
+        dv.error = "A fraction in (0, 1], e.g. 40% or 0.4."
+    else:
+        dv = DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0")
+        dv.error = "A number of at least 0."
+    dv.errorTitle = f"Invalid {row.key}"
+    dv.showErrorMessage = True
+    dv.add(sqref)
+    return dv
+
+
+def input_value(scenario: Scenario, key: str) -> Any:
+    """The value a scenario puts in an input cell."""
+    from sheetgen.reference.inputs import inputs
+
+    return inputs(scenario)[key]
+
+
+def write_sheet(
+    wb: Workbook,
+    t: SheetTemplate,
+    scenarios: list[Scenario],
+    layout: Layout,
+    reference: list[dict[str, Any]],
+    cached: dict[str, dict[str, Any]],
+) -> None:
+    from openpyxl.styles import Alignment, Font, PatternFill
+    from openpyxl.workbook.defined_name import DefinedName
+
+    from sheetgen.workbook import styles
+
+    ws = wb.create_sheet(t.sheet)
+    n = len(scenarios)
+    words_col = FIRST_SCENARIO_COL + n
+    ncols = words_col + 1
+    ws.cell(row=1, column=1, value=t.title).font = Font(bold=True, size=14)
+    ws.cell(row=2, column=1, value=t.description).alignment = Alignment(wrap_text=False)
+    headers = [
+        "key",
+        "quantity",
+        "unit",
+        *[s.name for s in scenarios],
+        "formula in words",
+        "source",
+    ]
+    for c, text in enumerate(headers, start=1):
+        ws.cell(row=HEADER_ROW, column=c, value=text)
+    _style_header(ws, HEADER_ROW, ncols)
+    widths = [
+        styles.COLUMN_WIDTHS["key"],
+        styles.COLUMN_WIDTHS["quantity"],
+        styles.COLUMN_WIDTHS["unit"],
+        *[styles.COLUMN_WIDTHS["scenario"]] * n,
+        styles.COLUMN_WIDTHS["words"],
+        styles.COLUMN_WIDTHS["source"],
+    ]
+    for c, w in enumerate(widths, start=1):
+        ws.column_dimensions[get_column_letter(c)].width = w
+    sheet_cache = cached.setdefault(t.sheet, {})
+    input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
+    section_fill = PatternFill("solid", fgColor=styles.SECTION_FILL)
+    row_no = FIRST_ROW
+    for r in t.rows:
+        if r.section:
+            cell = ws.cell(row=row_no, column=2, value=r.label)
+            cell.font = Font(bold=True)
+            for c in range(1, ncols + 1):
+                ws.cell(row=row_no, column=c).fill = section_fill
+            row_no += 1
+            continue
+        ws.cell(row=row_no, column=1, value=r.key).font = Font(color="7F7F7F", size=9)
+        ws.cell(row=row_no, column=2, value=r.label)
+        ws.cell(row=row_no, column=3, value=r.unit)
+        words = ws.cell(row=row_no, column=words_col, value=r.explanation)
+        words.alignment = Alignment(wrap_text=False)
+        ws.cell(row=row_no, column=words_col + 1, value=r.source).font = Font(
+            color="595959", size=9
+        )
+        fmt = styles.NUMBER_FORMATS[r.fmt]
+        for i, s in enumerate(scenarios):
+            cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
+            if r.input:
+                cell.value = input_value(s, r.key)
+                cell.font = Font(color=styles.INPUT_FONT_COLOR)
+                cell.fill = input_fill
+            else:
+                cell.value = layout.translate(r.formula or "", i, t.sheet)
+                sheet_cache[cell.coordinate] = reference[i][r.key]
+                if "[models." in (r.formula or "") or "[hardware." in (r.formula or ""):
+                    cell.font = Font(color=styles.LOOKUP_FONT_COLOR, italic=True)
+            cell.number_format = fmt
+            cell.alignment = Alignment(horizontal="right")
+            if r.name and not r.mirror:
+                name = f"{r.key}_{i + 1}"
+                ref = f"{quote_sheetname(t.sheet)}!${get_column_letter(cell.column)}${row_no}"
+                wb.defined_names[name] = DefinedName(name, attr_text=ref)
+        if r.input:
+            first = f"{layout.col(0)}{row_no}"
+            sqref = f"{first}:{layout.col(n - 1)}{row_no}"
+            ws.add_data_validation(_validation(r, layout, sqref, first))
+        row_no += 1
+    ws.freeze_panes = ws.cell(row=FIRST_ROW, column=FIRST_SCENARIO_COL)
+    _print_setup(ws, t.title, ncols)
+    _flag_formatting(ws, t, layout, n)
+
+
+def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
+    """Green / red / amber fills on 1/0 check rows."""
+    from openpyxl.formatting.rule import CellIsRule
+    from openpyxl.styles import PatternFill
+
+    from sheetgen.workbook import styles
+
+    row_no = FIRST_ROW
+    for r in t.rows:
+        if r.key and (r.key.startswith("chk_") or r.key == "checks_ok") and r.fmt == "flag":
+            rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
+            bad = (
+                styles.WARN_FILL
+                if r.key in ("chk_mem_fits", "chk_batch_divides")
+                else styles.FAIL_FILL
+            )
+            ws.conditional_formatting.add(
+                rng,
+                CellIsRule(
+                    operator="equal",
+                    formula=["1"],
+                    fill=PatternFill("solid", fgColor=styles.PASS_FILL),
+                ),
+            )
+            ws.conditional_formatting.add(
+                rng,
+                CellIsRule(
+                    operator="notEqual", formula=["1"], fill=PatternFill("solid", fgColor=bad)
+                ),
+            )
+        row_no += 1
+
+
+def _print_setup(ws: Any, title: str, ncols: int) -> None:
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = f"{HEADER_ROW}:{HEADER_ROW}"
+    ws.oddHeader.center.text = f"sheetgen — {title}"
+    ws.oddFooter.left.text = "&D"
+    ws.oddFooter.right.text = "Page &P of &N"
+
+
+def write_presets_sheet(wb: Workbook, layout: Layout) -> None:
+    from openpyxl.styles import Font, PatternFill
+
+    from sheetgen import presets
+    from sheetgen.workbook import styles
+
+    ws = wb.create_sheet(PRESETS_SHEET)
+    ws.cell(row=1, column=1, value="Presets: lookup tables").font = Font(bold=True, size=14)
+    ws.cell(
+        row=2,
+        column=1,
+        value="Inputs look these tables up by id (INDEX/MATCH). Edit a row to change a preset "
+        "everywhere; fill an empty row to add your own.",
+    )
+    input_font = Font(color=styles.INPUT_FONT_COLOR)
+    input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
+    rows: dict[str, list[tuple[list[Any], str]]] = {
+        "models": [],
+        "hardware": [],
+        "recipes": [],
+        "dtypes": [],
+    }
+    for m in presets.models().values():
+        rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], m.source))
+    for hw in presets.hardware().values():
+        src = "; ".join(f"{k}: {v}" for k, v in hw.sources)
+        rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
+    tsrc = presets.table_sources()
+    for r in presets.tables().recipes:
+        rows["recipes"].append(([getattr(r, c) for c in RECIPE_COLUMNS], tsrc["recipes"]))
+    for name, nbytes in presets.tables().dtype_bytes:
+        rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
+    widest = max(len(c) for c in TABLE_COLUMNS.values())
+    for table, cols in TABLE_COLUMNS.items():
+        first, last = layout.tables[table]
+        ws.cell(row=first - 2, column=1, value=TABLE_TITLES[table]).font = Font(bold=True)
+        for c, name in enumerate([*cols, "source"], start=1):
+            ws.cell(row=first - 1, column=c, value=name)
+        _style_header(ws, first - 1, len(cols) + 1)
+        data = rows[table]
+        for k in range(last - first + 1):
+            row_no = first + k
+            values, source = data[k] if k < len(data) else ([None] * len(cols), "")
+            for c, v in enumerate(values, start=1):
+                cell = ws.cell(row=row_no, column=c, value=v)
+                cell.font = input_font
+                cell.fill = input_fill
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    cell.number_format = "#,##0.###"
+            note = source if k < len(data) else "custom row: fill id, name and every field"
+            ws.cell(row=row_no, column=len(cols) + 1, value=note).font = Font(
+                color="595959", size=9
+            )
+    ws.column_dimensions["A"].width = 18
+    ws.column_dimensions["B"].width = 34
+    for c in range(3, widest + 2):
+        ws.column_dimensions[get_column_letter(c)].width = 12
+    ws.freeze_panes = "C1"
+    _print_setup(ws, "Presets", widest + 1)
+
+
+def build(scenarios: list[Scenario]) -> tuple[Workbook, dict[str, dict[str, Any]]]:
+    """The workbook and the reference values to cache per (sheet, cell)."""
+    from openpyxl import Workbook
+
+    from sheetgen import __version__, presets
+    from sheetgen.reference import compute
+    from sheetgen.workbook.templates import load_templates
+
+    templates = load_templates()
+    n_presets = {
+        "models": len(presets.models()),
+        "hardware": len(presets.hardware()),
+        "recipes": len(presets.tables().recipes),
+        "dtypes": len(presets.tables().dtype_bytes),
+    }
+    layout = plan_layout(templates, len(scenarios), n_presets)
+    reference = [compute(s) for s in scenarios]
+    wb = Workbook()
+    wb.remove(wb.active)
+    cached: dict[str, dict[str, Any]] = {}
+    for t in templates:
+        write_sheet(wb, t, scenarios, layout, reference, cached)
+        if t.sheet == "Inputs":
+            write_presets_sheet(wb, layout)
+    wb.properties.title = "LLM training plan"
+    wb.properties.creator = f"sheetgen {__version__}"
+    wb.calculation.fullCalcOnLoad = True
+    return wb, cached

@@ -1,0 +1,36 @@
+"""Workbook house style: number formats, fonts and fills (FAST-standard colours).
+
+Inputs are blue on light yellow; looked-up preset values grey italic; formulas
+black on white.  Bytes are stored in bytes and shown in decimal GB through the
+number format (each trailing comma divides by 1,000).
+"""
+
+from __future__ import annotations
+
+NUMBER_FORMATS = {
+    "count": "#,##0",
+    "num1": "#,##0.0",
+    "num2": "#,##0.00",
+    "bytes": '#,##0.00,,," GB"',
+    "bytes_kib": '#,##0" B"',
+    "flops": "0.00E+00",
+    "sci": "0.00E+00",
+    "pct": "0.0%",
+    "usd": '"$"#,##0',
+    "usd2": '"$"#,##0.00',
+    "flag": "0",
+    "text": "@",
+    "number": "General",
+}
+
+INPUT_FONT_COLOR = "0000CC"
+INPUT_FILL = "FFF2CC"
+LOOKUP_FONT_COLOR = "595959"
+HEADER_FILL = "1F3864"
+HEADER_FONT_COLOR = "FFFFFF"
+SECTION_FILL = "D9E1F2"
+PASS_FILL = "C6EFCE"
+FAIL_FILL = "FFC7CE"
+WARN_FILL = "FFEB9C"
+
+COLUMN_WIDTHS = {"key": 28, "quantity": 42, "unit": 9, "scenario": 19, "words": 70, "source": 42}
