@@ -40,6 +40,9 @@ RUN_FLAGS: list[tuple[str, str, str]] = [
 ]
 
 
+FLAG_OF = {key: flag for flag, key, _ in RUN_FLAGS}
+
+
 def scenario_options(fn: Callable) -> Callable:
     """Flags that describe one scenario (instead of a scenario file)."""
     for flag, key, help_text in reversed(RUN_FLAGS):
@@ -87,7 +90,13 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
             raise SheetgenError(f"--{required}", "required when no scenario file is given")
     item: dict[str, Any] = {"name": given.pop("scenario_name", None) or "Scenario 1"}
     item.update(given)
-    return [scenario_from_dict(item, 1)]
+    try:
+        return [scenario_from_dict(item, 1)]
+    except SheetgenError as e:
+        # Name the flag the user typed, not the scenario-file path of the field.
+        field = e.field.removeprefix("scenarios[1].").split(".")[0]
+        flag = FLAG_OF.get(field, f"--{field.replace('_', '-')}")
+        raise SheetgenError(flag, e.message) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -481,6 +481,15 @@ def with_overrides(model: Model, overrides: dict[str, Any], where: str = "model"
         base["id"] = f"{model.id}-custom"
         base["name"] = overrides.get("name", f"{model.name} (custom)")
     base.update(overrides)
+    # An explicit null drops the field so that its default applies (e.g. head_dim = h / a).
+    base = {k: v for k, v in base.items() if v is not None}
+    if (
+        "head_dim" not in overrides
+        and ("hidden_size" in overrides or "n_heads" in overrides)
+        and model.head_dim * model.n_heads == model.hidden_size
+    ):
+        # The base derives head_dim from h / a: keep deriving it.
+        base.pop("head_dim")
     return make_model(base, where)
 
 

@@ -111,12 +111,38 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
     items = doc["scenarios"]
     if not isinstance(items, list) or not items:
         raise SheetgenError(f"{source}: scenarios", "must be a non-empty list of scenarios")
-    scenarios = [scenario_from_dict(item, i + 1) for i, item in enumerate(items)]
+    scenarios = unique_custom_ids([scenario_from_dict(item, i + 1) for i, item in enumerate(items)])
     names = [s.name for s in scenarios]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise SheetgenError(f"{source}: scenarios", f"duplicate scenario name {dupes[0]!r}")
     return scenarios
+
+
+def unique_custom_ids(scenarios: list[Scenario]) -> list[Scenario]:
+    """Give distinct custom models (or accelerators) that share an id distinct ids,
+    so each gets its own row in the workbook's Presets tables."""
+    from dataclasses import replace
+
+    seen_models = {m.id: m for m in presets.models().values()}
+    seen_hw = {h.id: h for h in presets.hardware().values()}
+    out = []
+    for s in scenarios:
+        model, hw = s.model, s.hardware
+        n = 2
+        base_id = model.id
+        while model.id in seen_models and seen_models[model.id] != model:
+            model = replace(model, id=f"{base_id}-{n}")
+            n += 1
+        seen_models[model.id] = model
+        n = 2
+        base_id = hw.id
+        while hw.id in seen_hw and seen_hw[hw.id] != hw:
+            hw = replace(hw, id=f"{base_id}-{n}")
+            n += 1
+        seen_hw[hw.id] = hw
+        out.append(replace(s, model=model, hardware=hw))
+    return out
 
 
 def load_scenarios(path: str | Path) -> list[Scenario]:

@@ -127,20 +127,6 @@ def assert_values(actual: dict, expected: dict) -> None:
             assert got == pytest.approx(want), key
 
 
-def require_libreoffice() -> None:
-    """Skip the calling test when LibreOffice is absent, or fail if it is required."""
-    if libreoffice_available():
-        return
-    if os.environ.get("SHEETGEN_REQUIRE_LIBREOFFICE") == "1":
-        pytest.fail("LibreOffice (soffice) not found but SHEETGEN_REQUIRE_LIBREOFFICE=1")
-    pytest.skip("LibreOffice (soffice) not found; install it, or set SHEETGEN_SOFFICE to its path")
-
-
-@pytest.fixture
-def lo() -> None:
-    require_libreoffice()
-
-
 @pytest.fixture
 def tmpdir_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point tempfile at an empty directory so leftovers can be detected."""

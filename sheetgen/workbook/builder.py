@@ -338,10 +338,43 @@ def _print_setup(ws: Any, title: str, ncols: int) -> None:
     ws.oddFooter.right.text = "Page &P of &N"
 
 
-def write_presets_sheet(wb: Workbook, layout: Layout) -> None:
+def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], str]]]:
+    """Rows of the four Presets tables: the presets, then any custom model or
+    hardware the scenarios define (so their INDEX/MATCH lookups find them)."""
+    from sheetgen import presets
+
+    models = dict(presets.models())
+    hardware = dict(presets.hardware())
+    for s in scenarios:
+        if models.get(s.model.id) not in (None, s.model):
+            raise ValueError(f"two different models share the id {s.model.id!r}")
+        models.setdefault(s.model.id, s.model)
+        if hardware.get(s.hardware.id) not in (None, s.hardware):
+            raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
+        hardware.setdefault(s.hardware.id, s.hardware)
+    rows: dict[str, list[tuple[list[Any], str]]] = {t: [] for t in TABLE_COLUMNS}
+    for m in models.values():
+        source = m.source or "custom model from the scenario file"
+        rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], source))
+    for hw in hardware.values():
+        src = (
+            "; ".join(f"{k}: {v}" for k, v in hw.sources)
+            or "custom hardware from the scenario file"
+        )
+        rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
+    tsrc = presets.table_sources()
+    for r in presets.tables().recipes:
+        rows["recipes"].append(([getattr(r, c) for c in RECIPE_COLUMNS], tsrc["recipes"]))
+    for name, nbytes in presets.tables().dtype_bytes:
+        rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
+    return rows
+
+
+def write_presets_sheet(
+    wb: Workbook, layout: Layout, rows: dict[str, list[tuple[list[Any], str]]]
+) -> None:
     from openpyxl.styles import Font, PatternFill
 
-    from sheetgen import presets
     from sheetgen.workbook import styles
 
     ws = wb.create_sheet(PRESETS_SHEET)
@@ -354,22 +387,6 @@ def write_presets_sheet(wb: Workbook, layout: Layout) -> None:
     )
     input_font = Font(color=styles.INPUT_FONT_COLOR)
     input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
-    rows: dict[str, list[tuple[list[Any], str]]] = {
-        "models": [],
-        "hardware": [],
-        "recipes": [],
-        "dtypes": [],
-    }
-    for m in presets.models().values():
-        rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], m.source))
-    for hw in presets.hardware().values():
-        src = "; ".join(f"{k}: {v}" for k, v in hw.sources)
-        rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
-    tsrc = presets.table_sources()
-    for r in presets.tables().recipes:
-        rows["recipes"].append(([getattr(r, c) for c in RECIPE_COLUMNS], tsrc["recipes"]))
-    for name, nbytes in presets.tables().dtype_bytes:
-        rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
     widest = max(len(c) for c in TABLE_COLUMNS.values())
     for table, cols in TABLE_COLUMNS.items():
         first, last = layout.tables[table]
@@ -403,17 +420,13 @@ def build(scenarios: list[Scenario]) -> tuple[Workbook, dict[str, dict[str, Any]
     """The workbook and the reference values to cache per (sheet, cell)."""
     from openpyxl import Workbook
 
-    from sheetgen import __version__, presets
+    from sheetgen import __version__
     from sheetgen.reference import compute
     from sheetgen.workbook.templates import load_templates
 
     templates = load_templates()
-    n_presets = {
-        "models": len(presets.models()),
-        "hardware": len(presets.hardware()),
-        "recipes": len(presets.tables().recipes),
-        "dtypes": len(presets.tables().dtype_bytes),
-    }
+    table_rows = preset_rows(scenarios)
+    n_presets = {t: len(r) for t, r in table_rows.items()}
     layout = plan_layout(templates, len(scenarios), n_presets)
     reference = [compute(s) for s in scenarios]
     wb = Workbook()
@@ -422,7 +435,7 @@ def build(scenarios: list[Scenario]) -> tuple[Workbook, dict[str, dict[str, Any]
     for t in templates:
         write_sheet(wb, t, scenarios, layout, reference, cached)
         if t.sheet == "Inputs":
-            write_presets_sheet(wb, layout)
+            write_presets_sheet(wb, layout, table_rows)
     wb.properties.title = "LLM training plan"
     wb.properties.creator = f"sheetgen {__version__}"
     wb.calculation.fullCalcOnLoad = True

@@ -1,0 +1,55 @@
+"""Comparison helpers shared by the workbook tests."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+REL = 1e-9
+
+
+def is_error(value: Any) -> bool:
+    return isinstance(value, str) and (value.startswith("#") or value.startswith("Err:"))
+
+
+def same(actual: Any, expected: Any, rel: float = REL) -> bool:
+    if isinstance(expected, str):
+        return actual == expected
+    if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+        return False
+    if expected == 0:
+        return abs(actual) <= 1e-12
+    return math.isclose(actual, expected, rel_tol=rel)
+
+
+def mismatches(
+    values: dict[tuple[str, str, str], Any],
+    reference: dict[str, dict[str, Any]],
+    scenarios: list[str] | None = None,
+) -> list[str]:
+    """Lines 'sheet key [scenario]: workbook=… reference=… (rel diff …)' for every disagreement.
+
+    Also reports reference keys with no workbook cell and workbook cells with no
+    reference value.
+    """
+    out = []
+    names = scenarios or list(reference)
+    seen: set[tuple[str, str]] = set()
+    for (sheet, key, scen), v in sorted(values.items(), key=lambda kv: str(kv[0])):
+        if scen not in names:
+            continue
+        seen.add((key, scen))
+        if key not in reference[scen]:
+            out.append(f"{sheet} {key} [{scen}]: workbook row has no reference value")
+            continue
+        r = reference[scen][key]
+        if not same(v, r):
+            diff = ""
+            if isinstance(v, (int, float)) and isinstance(r, (int, float)) and r:
+                diff = f" (rel diff {(v - r) / r:+.3e})"
+            out.append(f"{sheet} {key} [{scen}]: workbook={v!r} reference={r!r}{diff}")
+    for scen in names:
+        for key in reference[scen]:
+            if (key, scen) not in seen:
+                out.append(f"{key} [{scen}]: reference key has no workbook row")
+    return out

@@ -1,0 +1,210 @@
+"""The command line: outputs, and one-line errors with exit code 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sheetgen.cli import main
+
+HEADLINE = [
+    "params_total", "params_active", "mem_weights", "mem_grads", "mem_master", "mem_optimizer",
+    "mem_static", "mem_activations", "mem_logits", "mem_overhead", "mem_total",
+    "flops_per_token", "flops_train", "flops_train_hardware", "tokens_per_s_per_gpu",
+    "kv_bytes_per_token", "kv_bytes_per_sequence", "train_days", "train_days_wall",
+    "gpu_hours", "cost_usd",
+]  # fmt: skip
+UNITS = {
+    "params_total": "", "mem_total": "B", "mem_weights": "B", "flops_train": "FLOP",
+    "train_days": "d", "train_days_wall": "d", "gpu_hours": "GPU·h",
+    "tokens_per_s_per_gpu": "tok/s", "cost_usd": "USD", "kv_bytes_per_token": "B",
+}  # fmt: skip
+
+
+def run(*args: str, cwd: Path | None = None):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_compute_json_covers_every_key_with_units() -> None:
+    result = run("compute", "--model", "llama3-8b", "--hardware", "h100-sxm", "--format", "json")
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.output)
+    keys = {r["key"] for r in records}
+    assert set(HEADLINE) <= keys
+    assert {"model", "hardware", "n_gpus", "seq_len", "recipe", "mfu"} <= keys
+    by_key = {r["key"]: r for r in records}
+    for key, unit in UNITS.items():
+        assert by_key[key]["unit"] == unit, key
+    assert by_key["params_total"]["value"] == 8_030_261_248
+    assert all(set(r) == {"scenario", "key", "value", "unit"} for r in records)
+
+
+def test_compute_flag_aliases_and_suffixes() -> None:
+    a = run(
+        "compute",
+        "--model",
+        "llama3-405b",
+        "--hardware",
+        "h100-sxm",
+        "--gpus",
+        "16384",
+        "--tokens",
+        "15.6T",
+        "--seq-len",
+        "8192",
+        "--mfu",
+        "0.41",
+        "--format",
+        "json",
+    )
+    b = run("compute", "--model", "llama3-405b", "--hardware", "h100-sxm", "--n-gpus", "16384",
+            "--train-tokens", "15600000000000", "--seq-len", "8192", "--mfu", "0.41",
+            "--format", "json")  # fmt: skip
+    assert a.exit_code == b.exit_code == 0
+    assert json.loads(a.output) == json.loads(b.output)
+    days = {r["key"]: r["value"] for r in json.loads(a.output)}["train_days"]
+    assert days == pytest.approx(69, abs=0.5)
+
+
+def test_compute_default_scenarios_table_and_csv() -> None:
+    table = run("compute")
+    assert table.exit_code == 0
+    assert "train_days" in table.output and "Llama 3 405B" in table.output
+    csv = run("compute", "--format", "csv")
+    assert csv.output.splitlines()[0] == "scenario,key,value,unit"
+
+
+def test_presets_lists_sources() -> None:
+    for kind, expect in (
+        ("models", "llama3-8b"),
+        ("hardware", "h100-sxm"),
+        ("recipes", "bf16-adam"),
+    ):
+        result = run("presets", kind)
+        assert result.exit_code == 0
+        assert expect in result.output and "source" in result.output
+    data = json.loads(run("presets", "hardware", "--format", "json").output)
+    assert all(r["source"] for r in data if r["id"] != "custom")
+
+
+def test_generate_writes_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    out = tmp_path / "plan.xlsx"
+    first = run("generate", "-o", str(out))
+    assert first.exit_code == 0 and out.exists()
+    assert "wrote" in first.output
+    out.write_bytes(b"edited by a user")
+    second = run("generate", "-o", str(out))
+    assert second.exit_code == 2
+    assert "exists" in second.output and "--force" in second.output
+    assert out.read_bytes() == b"edited by a user"
+    third = run("generate", "-o", str(out), "--force")
+    assert third.exit_code == 0
+    assert out.read_bytes()[:2] == b"PK"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+BAD_FLAGS = [
+    (["--n-gpus", "0"], "--n-gpus"),
+    (["--n-gpus", "-8"], "--n-gpus"),
+    (["--seq-len", "0"], "--seq-len"),
+    (["--mfu", "1.5"], "--mfu"),
+    (["--mfu", "0"], "--mfu"),
+    (["--goodput", "-0.1"], "--goodput"),
+    (["--tokens", "15.6X"], "--tokens"),
+    (["--tokens", "lots"], "--tokens"),
+    (["--recompute", "partial"], "--recompute"),
+    (["--recipe", "fp4-adam"], "--recipe"),
+    (["--model", "llama-9"], "--model"),
+    (["--hardware", "h900"], "--hardware"),
+    (["--hardware", "a100-80gb", "--peak-dtype", "fp8"], "--peak-dtype"),
+]
+
+
+@pytest.mark.parametrize("extra, field", BAD_FLAGS, ids=[f for _, f in BAD_FLAGS])
+def test_bad_flags_give_one_line_and_exit_2(extra: list[str], field: str) -> None:
+    args = {"--model": "llama3-8b", "--hardware": "h100-sxm"}
+    for flag, value in zip(extra[::2], extra[1::2], strict=True):
+        args[flag] = value
+    flat = [x for kv in args.items() for x in kv]
+    result = CliRunner().invoke(main, ["compute", *flat])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"error: {field}"), lines[0]
+    assert "Traceback" not in result.output
+
+
+BAD_FILES = {
+    "unknown_key": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm, gpus: 8}\n",
+                    "scenarios[1].gpus: unknown setting"),
+    "missing_model": ("scenarios:\n  - {name: a, hardware: h100-sxm}\n", "scenarios[1].model: missing"),
+    "wrong_type": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm, seq_len: [1]}\n",
+                   "scenarios[1].seq_len"),
+    "yaml_syntax": ("scenarios:\n  - name: a\n   model: x\n", "line 3"),
+    "not_a_list": ("scenarios: 3\n", "must be a non-empty list"),
+    "top_level": ("scenario: []\n", "expected a mapping with a 'scenarios:' list"),
+    "heads": ("scenarios:\n  - {name: a, hardware: h100-sxm, model: {n_layers: 2, hidden_size: 100, "
+              "n_heads: 3, ffn_size: 10, vocab_size: 10}}\n", "scenarios[1].model.n_heads"),
+    "kv_heads": ("scenarios:\n  - {name: a, hardware: h100-sxm, model: {base: llama3-8b, n_kv_heads: 5}}\n",
+                 "scenarios[1].model.n_kv_heads"),
+    "negative_size": ("scenarios:\n  - {name: a, hardware: h100-sxm, model: {base: llama3-8b, "
+                      "hidden_size: -4096}}\n", "scenarios[1].model.hidden_size"),
+    "duplicate": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm}\n"
+                  "  - {name: a, model: llama3-8b, hardware: h100-sxm}\n", "duplicate scenario name"),
+    "bad_hw": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: {base: h100-sxm, mem_gb: 0}}\n",
+               "scenarios[1].hardware.mem_gb"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+def test_bad_scenario_files(tmp_path: Path, case: str) -> None:
+    text, expect = BAD_FILES[case]
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text)
+    for command in ("compute", "generate"):
+        result = CliRunner().invoke(
+            main,
+            [
+                command,
+                str(path),
+                *(["-o", str(tmp_path / "x.xlsx")] if command == "generate" else []),
+            ],
+        )
+        assert result.exit_code == 2, result.output
+        line = result.output.strip()
+        assert "\n" not in line and expect in line, line
+    assert not (tmp_path / "x.xlsx").exists()
+
+
+def test_missing_file_and_flag_conflict(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["compute", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "not found" in result.output
+    spec = tmp_path / "s.yaml"
+    spec.write_text("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm}\n")
+    result = CliRunner().invoke(main, ["compute", str(spec), "--mfu", "0.5"])
+    assert result.exit_code == 2 and "--mfu" in result.output
+
+
+def test_output_must_be_xlsx(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["generate", "-o", str(tmp_path / "plan.csv")])
+    assert result.exit_code == 2 and ".xlsx" in result.output
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, time; t = time.perf_counter(); import sheetgen.cli; "
+        "heavy = [m for m in ('pandas', 'openpyxl', 'yaml', 'numpy') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "sheetgen.cli", "--help"], capture_output=True, check=True
+    )
+    assert time.perf_counter() - start < 30  # a sanity bound, not a benchmark

@@ -1,0 +1,263 @@
+"""The generated workbook, recalculated by real spreadsheet engines, equals the reference.
+
+One workbook holds a matrix of scenarios: every model preset, a dozen
+accelerators, and every recipe, recomputation mode, attention kernel, peak
+dtype and KV / weight dtype somewhere.  It is written *without* cached values,
+so every number read back was computed by the engine from the formulas.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from helpers import is_error, mismatches
+
+from sheetgen import presets
+from sheetgen.recalc import read_values, recalc_formulas, values_libreoffice
+from sheetgen.reference import compute
+from sheetgen.scenario import CHOICES
+from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.workbook import write_workbook
+from sheetgen.workbook.templates import key_index, load_templates
+
+HARDWARE_CYCLE = [
+    "h100-sxm",
+    "h200",
+    "a100-80gb",
+    "mi300x",
+    "b200",
+    "h800",
+    "l40s",
+    "rtx-4090",
+    "tpu-v5p",
+    "tpu-v5e",
+    "h100-pcie",
+    "a100-40gb",
+]
+
+
+def matrix_items() -> list[dict]:
+    """Scenario mappings covering every model preset and every option value."""
+    recipes = itertools.cycle(CHOICES["recipe"])
+    recomputes = itertools.cycle(CHOICES["recompute"])
+    attentions = itertools.cycle(CHOICES["attention"])
+    dtypes = CHOICES["kv_dtype"]
+    hardware = itertools.cycle(HARDWARE_CYCLE)
+    items = []
+    for i, model_id in enumerate(presets.models()):
+        hw = next(hardware)
+        fp8 = presets.get_hardware(hw).peak_fp8_tflops > 0 and i % 3 == 0
+        items.append(
+            {
+                "name": f"{model_id} on {hw}",
+                "model": model_id,
+                "hardware": hw,
+                "n_gpus": [1, 8, 64, 512, 16384][i % 5],
+                "train_tokens": f"{(i + 1) * 0.3:.1f}T",
+                "seq_len": [2048, 4096, 8192][i % 3],
+                "micro_batch": 1 + i % 2,
+                "global_batch_tokens": "4Mi",
+                "recipe": next(recipes),
+                "recompute": next(recomputes),
+                "attention": next(attentions),
+                "peak_dtype": "fp8" if fp8 else "bf16",
+                "causal_factor": 0.5 if i % 4 else 1,
+                "mfu": 0.3 + 0.01 * i,
+                "goodput": 0.9,
+                "price_per_gpu_hour": 1.5 + i,
+                "weight_dtype": dtypes[i % len(dtypes)],
+                "kv_dtype": dtypes[(i + 3) % len(dtypes)],
+                "inf_batch": 1 + i,
+                "inf_context": 1024 * (1 + i),
+            }
+        )
+    # Custom architectures defined in the scenario file land in the Presets tables.
+    items.append(
+        {
+            "name": "custom GQA model",
+            "model": {"base": "llama3-8b", "n_layers": 20, "n_kv_heads": 4, "vocab_size": 64000},
+            "hardware": {"base": "h100-sxm", "mem_gb": 96, "peak_bf16_tflops": 900},
+            "n_gpus": 16,
+            "recompute": "full",
+            "attention": "naive",
+        }
+    )
+    items.append(
+        {
+            "name": "custom GPT with dropout",
+            "model": {
+                "name": "tiny GPT",
+                "n_layers": 6,
+                "hidden_size": 512,
+                "n_heads": 8,
+                "ffn_size": 2048,
+                "vocab_size": 32000,
+                "norm": "layernorm",
+                "mlp": "gelu",
+                "qkv_bias": 1,
+                "out_bias": 1,
+                "mlp_bias": 1,
+                "dropout": 1,
+                "tied_embeddings": 1,
+                "pos_embeddings": 1024,
+            },
+            "hardware": "rtx-4090",
+            "n_gpus": 1,
+            "attention": "naive",
+            "recompute": "none",
+        }
+    )
+    return items
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory):
+    import yaml
+
+    folder = tmp_path_factory.mktemp("matrix")
+    spec = folder / "matrix.yaml"
+    spec.write_text(yaml.safe_dump({"scenarios": matrix_items()}, sort_keys=False))
+    scenarios = load_scenarios(spec)
+    path = write_workbook(scenarios, folder / "matrix.xlsx", cache_values=False)
+    reference = {s.name: compute(s) for s in scenarios}
+    return path, scenarios, reference
+
+
+@pytest.fixture(scope="module")
+def lo_values(matrix):
+    from conftest import require_libreoffice
+
+    require_libreoffice()
+    return values_libreoffice(matrix[0], timeout=240)
+
+
+@pytest.fixture(scope="module")
+def formulas_values(matrix):
+    return recalc_formulas(matrix[0])
+
+
+def scenario_ids() -> list[str]:
+    return [item["name"] for item in matrix_items()]
+
+
+def test_matrix_covers_every_option(matrix) -> None:
+    _, scenarios, _ = matrix
+    used = {
+        "model": {s.model.id for s in scenarios},
+        "hardware": {s.hardware.id for s in scenarios},
+        **{k: {getattr(s.run, k) for s in scenarios} for k in CHOICES},
+    }
+    assert set(presets.models()) <= used["model"]
+    assert len(used["hardware"] & set(presets.hardware())) >= 3
+    for key, accepted in CHOICES.items():
+        assert set(accepted) <= used[key], f"{key}: {set(accepted) - used[key]} never exercised"
+
+
+def test_template_keys_equal_reference_keys() -> None:
+    """A template row with no reference value, or a reference key with no row, fails."""
+    s = scenario_from_dict({"name": "x", "model": "llama3-8b", "hardware": "h100-sxm"})
+    ref = set(compute(s))
+    rows = set(key_index())
+    assert not rows - ref, f"template rows without reference values: {sorted(rows - ref)}"
+    assert not ref - rows, f"reference keys without template rows: {sorted(ref - rows)}"
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("scenario", scenario_ids())
+def test_libreoffice_equals_reference(matrix, lo_values, scenario: str) -> None:
+    _, _, reference = matrix
+    bad = mismatches(lo_values, reference, [scenario])
+    assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.parametrize("scenario", scenario_ids())
+def test_formulas_engine_equals_reference(matrix, formulas_values, scenario: str) -> None:
+    _, _, reference = matrix
+    bad = mismatches(formulas_values, reference, [scenario])
+    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.libreoffice
+def test_no_blank_or_error_cells(matrix, lo_values) -> None:
+    _, scenarios, _ = matrix
+    expected = {
+        (t.sheet, r.key, s.name) for t in load_templates() for r in t.keyed_rows for s in scenarios
+    }
+    missing = sorted(expected - set(lo_values))
+    assert not missing, f"cells not read back: {missing[:20]}"
+    bad = {k: v for k, v in lo_values.items() if v is None or v == "" or is_error(v)}
+    assert not bad, f"blank or error cells: {list(bad.items())[:20]}"
+
+
+def test_cached_values_visible_without_recalculation(tmp_path: Path) -> None:
+    """openpyxl data_only and pandas see the numbers in the file the generator wrote."""
+    import pandas as pd
+
+    scenarios = load_scenarios(Path(__file__).parent.parent / "presets/scenarios/default.yaml")
+    path = write_workbook(scenarios, tmp_path / "cached.xlsx")
+    values = read_values(path)
+    reference = {s.name: compute(s) for s in scenarios}
+    bad = mismatches(values, reference)
+    assert not bad, "cached values differ from the reference:\n" + "\n".join(bad[:20])
+    frame = pd.read_excel(path, sheet_name="Summary", header=3)
+    row = frame[frame["key"] == "train_days"].iloc[0]
+    first = scenarios[0].name
+    assert row[first] == pytest.approx(reference[first]["train_days"], rel=1e-12)
+
+
+@pytest.mark.libreoffice
+def test_edited_inputs_follow_in_libreoffice(lo, tmp_path: Path) -> None:
+    """Change GPUs, sequence length and the model drop-down; every key follows."""
+    import openpyxl
+
+    scenarios = load_scenarios(Path(__file__).parent.parent / "presets/scenarios/default.yaml")
+    path = write_workbook(scenarios, tmp_path / "live.xlsx")
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    ws.cell(row=rows["n_gpus"], column=4).value = 32
+    ws.cell(row=rows["seq_len"], column=4).value = 2048
+    ws.cell(row=rows["model"], column=5).value = "mixtral-8x7b"
+    ws.cell(row=rows["hardware"], column=6).value = "b200"
+    wb.save(path)
+    values = values_libreoffice(path)
+
+    def edited(s, **changes):
+        item = {
+            "name": s.name,
+            "model": changes.pop("model", s.model.id),
+            "hardware": changes.pop("hardware", s.hardware.id),
+        }
+        run = {k: getattr(s.run, k) for k in s.run.__dataclass_fields__}
+        run.update(changes)
+        return scenario_from_dict({**item, **run})
+
+    expected = [
+        edited(scenarios[0], n_gpus=32, seq_len=2048),
+        edited(scenarios[1], model="mixtral-8x7b"),
+        edited(scenarios[2], hardware="b200"),
+    ]
+    reference = {s.name: compute(s) for s in expected}
+    bad = mismatches(values, reference)
+    assert not bad, "after editing inputs:\n" + "\n".join(bad[:40])
+    assert reference[scenarios[1].name]["params_total"] == 46_702_792_704
+
+
+def test_defined_names_point_at_headline_keys(matrix) -> None:
+    import openpyxl
+
+    path, scenarios, _ = matrix
+    wb = openpyxl.load_workbook(path)
+    headline = {r.key for t in load_templates() for r in t.keyed_rows if r.name and not r.mirror}
+    for key in ("params_total", "mem_total", "flops_train", "train_days", "gpu_hours", "cost_usd"):
+        assert key in headline
+    for key in headline:
+        for i in range(len(scenarios)):
+            name = f"{key}_{i + 1}"
+            assert name in wb.defined_names, f"defined name {name} missing"
+            (sheet, cell), *_ = wb.defined_names[name].destinations
+            assert wb[sheet][cell.replace("$", "")].value.startswith("=")
+            row = wb[sheet][cell.replace("$", "")].row
+            assert wb[sheet].cell(row=row, column=1).value == key
