@@ -197,14 +197,11 @@ def test_output_must_be_xlsx(tmp_path: Path) -> None:
 
 def test_help_imports_nothing_heavy() -> None:
     code = (
-        "import sys, time; t = time.perf_counter(); import sheetgen.cli; "
+        "import sys; import sheetgen.cli; "
         "heavy = [m for m in ('pandas', 'openpyxl', 'yaml', 'numpy') if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "sheetgen.cli", "--help"], capture_output=True, check=True
-    )
-    assert time.perf_counter() - start < 30  # a sanity bound, not a benchmark
+    done = subprocess.run([sys.executable, "-m", "sheetgen.cli", "--help"], capture_output=True)
+    assert done.returncode == 0 and b"generate" in done.stdout
