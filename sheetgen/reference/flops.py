@@ -57,7 +57,9 @@ def flops(s: Scenario) -> dict[str, float]:
     if run.recompute == "none":
         recompute = 0.0
     elif run.recompute == "selective":
-        recompute = L * fwd_core
+        # Korthikanti et al. 2022 (appendix A) count the attention core a second time:
+        # hardware = 72BLsh^2(1 + s/3h + V/12hL) against model 72BLsh^2(1 + s/6h + V/12hL).
+        recompute = attn_per_token
     else:
         recompute = fwd - fwd_lm_head
     hw_per_token = per_token + recompute
