@@ -29,10 +29,10 @@ def write_workbook(
     path = Path(path)
     if path.suffix.lower() != ".xlsx":
         raise SheetgenError("--output", f"{path} must end in .xlsx")
+    if path.is_dir():
+        raise SheetgenError("--output", f"{path} is a directory")
     if path.exists() and not force:
         raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
-    if path.exists() and path.is_dir():
-        raise SheetgenError("--output", f"{path} is a directory")
     if not scenarios:
         raise SheetgenError("scenarios", "no scenarios to write")
     try:
@@ -47,6 +47,9 @@ def write_workbook(
         wb.save(tmp)
         if cache_values:
             inject_cached_values(tmp, cached)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a workbook is not
         os.replace(tmp, path)
     except OSError as e:
         raise SheetgenError("--output", f"cannot write {path}: {e.strerror}") from None
