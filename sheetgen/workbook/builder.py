@@ -235,6 +235,7 @@ def write_sheet(
     for c, text in enumerate(headers, start=1):
         ws.cell(row=HEADER_ROW, column=c, value=text)
     _style_header(ws, HEADER_ROW, ncols)
+    ws.row_dimensions[HEADER_ROW].height = 48
     widths = [
         styles.COLUMN_WIDTHS["key"],
         styles.COLUMN_WIDTHS["quantity"],
@@ -261,7 +262,7 @@ def write_sheet(
         ws.cell(row=row_no, column=2, value=r.label)
         ws.cell(row=row_no, column=3, value=r.unit)
         words = ws.cell(row=row_no, column=words_col, value=r.explanation)
-        words.alignment = Alignment(wrap_text=False)
+        words.alignment = Alignment(wrap_text=True, vertical="top")
         ws.cell(row=row_no, column=words_col + 1, value=r.source).font = Font(
             color="595959", size=9
         )
@@ -278,7 +279,7 @@ def write_sheet(
                 if "[models." in (r.formula or "") or "[hardware." in (r.formula or ""):
                     cell.font = Font(color=styles.LOOKUP_FONT_COLOR, italic=True)
             cell.number_format = fmt
-            cell.alignment = Alignment(horizontal="right")
+            cell.alignment = Alignment(horizontal="right", wrap_text=r.fmt == "text")
             if r.name and not r.mirror:
                 name = f"{r.key}_{i + 1}"
                 ref = f"{quote_sheetname(t.sheet)}!${get_column_letter(cell.column)}${row_no}"

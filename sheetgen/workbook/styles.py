@@ -33,4 +33,4 @@ PASS_FILL = "C6EFCE"
 FAIL_FILL = "FFC7CE"
 WARN_FILL = "FFEB9C"
 
-COLUMN_WIDTHS = {"key": 28, "quantity": 42, "unit": 9, "scenario": 19, "words": 70, "source": 42}
+COLUMN_WIDTHS = {"key": 28, "quantity": 42, "unit": 9, "scenario": 24, "words": 70, "source": 42}
