@@ -164,6 +164,15 @@ def test_template_keys_equal_reference_keys() -> None:
     assert not ref - rows, f"reference keys without template rows: {sorted(ref - rows)}"
 
 
+def test_check_kinds_match_reference() -> None:
+    """The workbook's master flag and warning count cover the reference's flags."""
+    from sheetgen.reference.checks import ERROR_FLAGS, WARNING_FLAGS
+    from sheetgen.workbook.templates import check_keys
+
+    assert set(check_keys("error")) == set(ERROR_FLAGS)
+    assert set(check_keys("warning")) == set(WARNING_FLAGS)
+
+
 @pytest.mark.libreoffice
 @pytest.mark.parametrize("scenario", scenario_ids())
 def test_libreoffice_equals_reference(matrix, lo_values, scenario: str) -> None:

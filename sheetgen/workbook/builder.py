@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from sheetgen.workbook.templates import KEY_RE, SHEET_RE, TABLE_RE, Row, SheetTemplate
+from sheetgen.workbook.templates import (
+    GROUP_RE,
+    KEY_RE,
+    SHEET_RE,
+    TABLE_RE,
+    Row,
+    SheetTemplate,
+    check_keys,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
@@ -132,7 +140,19 @@ class Layout:
             c = self.col(i)
             return f"{quote_sheetname(sheet)}!{c}${first}:{c}${last}"
 
-        out = SHEET_RE.sub(sheet_range, formula)
+        def group(m: Any) -> str:
+            what = m.group(1)
+            if what == "all_sheets":
+                derived = [s for s in self.sheet_rows if s not in ("Summary", "Checks")]
+                return ",".join(f"{{sheet:{s}}}" for s in derived)
+            kind = what.split(":")[1]
+            keys = check_keys(kind)
+            if what.startswith("failed:"):
+                return "+".join(f"(1-{{{k}}})" for k in keys)
+            return ",".join(f"{{{k}}}" for k in keys)
+
+        out = GROUP_RE.sub(group, formula)
+        out = SHEET_RE.sub(sheet_range, out)
         out = TABLE_RE.sub(lambda m: self.table_range(m.group(1), m.group(2)), out)
         out = KEY_RE.sub(lambda m: self.ref(m.group(1), i, from_sheet), out)
         return "=" + out

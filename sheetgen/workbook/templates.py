@@ -35,6 +35,10 @@ from sheetgen.paths import templates_dir
 KEY_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 TABLE_RE = re.compile(r"\[([a-z]+)\.([a-z0-9_]+)\]")
 SHEET_RE = re.compile(r"\{sheet:([A-Za-z ]+)\}")
+# {all_sheets}: every derived sheet's value column (Summary and Checks excluded);
+# {checks:error} / {checks:warning}: the refs of the Checks rows of that kind;
+# {failed:warning}: (1-flag)+(1-flag)+... over the warnings, i.e. how many fail.
+GROUP_RE = re.compile(r"\{(all_sheets|checks:error|checks:warning|failed:warning)\}")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Row:
     choices: str | tuple[str, ...] | None = None
     mirror: bool = False
     section: bool = False
+    check: str | None = None  # "error" or "warning" for rows on the Checks sheet
 
     def keys_used(self) -> list[str]:
         return KEY_RE.findall(self.formula or "")
@@ -117,6 +122,7 @@ def _row(doc: dict[str, Any], where: str) -> Row:
         input=doc.get("input"),
         choices=choices,
         mirror=bool(doc.get("mirror", False)),
+        check=doc.get("check"),
     )
 
 
@@ -152,6 +158,16 @@ def key_index() -> dict[str, tuple[str, Row]]:
                 raise ValueError(f"key {r.key!r} defined on {index[r.key][0]} and {t.sheet}")
             index[r.key] = (t.sheet, r)
     return index
+
+
+def check_keys(kind: str) -> list[str]:
+    """Keys of the Checks rows marked ``check: <kind>`` (error or warning)."""
+    return [
+        r.key
+        for t in load_templates()
+        for r in t.keyed_rows
+        if r.check == kind and not r.mirror and r.key
+    ]
 
 
 def units() -> dict[str, str]:
