@@ -91,6 +91,7 @@ def _row(doc: dict[str, Any], where: str) -> Row:
         "choices",
         "mirror",
         "lookup",
+        "check",
     }
     unknown = set(doc) - known
     if unknown:
