@@ -18,39 +18,34 @@ import click
 from sheetgen import __version__
 from sheetgen.errors import SheetgenError
 
-# One-scenario flags: option name -> (scenario key, help)
-RUN_FLAGS: list[tuple[str, str, str]] = [
-    ("--n-gpus", "n_gpus", "number of GPUs"),
-    ("--tokens", "train_tokens", "training tokens, e.g. 15.6T"),
-    ("--seq-len", "seq_len", "training sequence length"),
-    ("--micro-batch", "micro_batch", "sequences per GPU per forward pass"),
-    ("--global-batch-tokens", "global_batch_tokens", "tokens per optimizer step, e.g. 4Mi"),
-    ("--recipe", "recipe", "precision/optimizer recipe"),
-    ("--attention", "attention", "flash | naive"),
-    ("--recompute", "recompute", "none | selective | full"),
-    ("--peak-dtype", "peak_dtype", "bf16 | fp8 (which dense peak MFU refers to)"),
-    ("--causal-factor", "causal_factor", "share of attention-core FLOPs performed (0, 1]"),
-    ("--mfu", "mfu", "model FLOPs utilization (0, 1]"),
-    ("--goodput", "goodput", "share of wall-clock time spent training (0, 1]"),
-    ("--price-per-gpu-hour", "price_per_gpu_hour", "USD per GPU-hour"),
-    ("--weight-dtype", "weight_dtype", "inference weight format"),
-    ("--kv-dtype", "kv_dtype", "inference KV-cache format"),
-    ("--inf-batch", "inf_batch", "inference concurrent sequences"),
-    ("--inf-context", "inf_context", "inference context length"),
-]
+# One-scenario flags, one per run setting (RUN_FIELDS): --seq-len sets seq_len.
+FLAG_ALIASES = {"n_gpus": ("--gpus",), "train_tokens": ("--train-tokens",)}
+PRIMARY_FLAG = {"train_tokens": "--tokens"}
 
 
+def _flag(key: str) -> str:
+    return PRIMARY_FLAG.get(key, "--" + key.replace("_", "-"))
+
+
+def _run_flags() -> list[tuple[str, str, str]]:
+    from sheetgen.scenario import CHOICES, RUN_FIELDS
+
+    flags = []
+    for key, (kind, default, doc) in RUN_FIELDS.items():
+        accepted = " | ".join(CHOICES[key]) if kind == "choice" else ""
+        text = f"{doc} [{accepted}]" if accepted else doc
+        flags.append((_flag(key), key, f"{text} (default {default})"))
+    return flags
+
+
+RUN_FLAGS = _run_flags()
 FLAG_OF = {key: flag for flag, key, _ in RUN_FLAGS}
 
 
 def scenario_options(fn: Callable) -> Callable:
     """Flags that describe one scenario (instead of a scenario file)."""
     for flag, key, help_text in reversed(RUN_FLAGS):
-        names = [flag]
-        if key == "n_gpus":
-            names.append("--gpus")
-        if key == "train_tokens":
-            names.append("--train-tokens")
+        names = [flag, *FLAG_ALIASES.get(key, ())]
         fn = click.option(*names, key, default=None, help=help_text)(fn)
     fn = click.option("--name", "scenario_name", default=None, help="scenario name")(fn)
     fn = click.option("--hardware", "hardware", default=None, help="hardware preset id")(fn)
