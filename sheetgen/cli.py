@@ -135,6 +135,13 @@ def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
 @click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
 @scenario_options
 @click.option(
+    "--from",
+    "from_workbook",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="regenerate from the inputs of an existing (possibly edited) workbook",
+)
+@click.option(
     "-o",
     "--output",
     "output",
@@ -144,7 +151,13 @@ def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
 )
 @click.option("--force", is_flag=True, help="overwrite an existing file")
 @handle_errors
-def generate_cmd(scenario_file: str | None, output: str | None, force: bool, **flags: Any) -> None:
+def generate_cmd(
+    scenario_file: str | None,
+    from_workbook: str | None,
+    output: str | None,
+    force: bool,
+    **flags: Any,
+) -> None:
     """Write a planning workbook (.xlsx) with live formulas.
 
     With no arguments, the embedded default scenarios are used and the workbook
@@ -153,18 +166,82 @@ def generate_cmd(scenario_file: str | None, output: str | None, force: bool, **f
     from sheetgen.scenario_file import default_scenario_path, load_scenarios
     from sheetgen.workbook import write_workbook
 
-    scenarios = scenarios_from_args(scenario_file, flags)
+    if from_workbook is not None:
+        if scenario_file is not None or any(v is not None for v in flags.values()):
+            raise SheetgenError("--from", "cannot be combined with a scenario file or flags")
+        from sheetgen.workbook_io import scenarios_from_workbook
+
+        scenarios = scenarios_from_workbook(from_workbook)
+    else:
+        scenarios = scenarios_from_args(scenario_file, flags)
     if not scenarios:
         scenarios = load_scenarios(default_scenario_path())
     if output is None:
-        stem = Path(scenario_file).stem if scenario_file else "sheetgen"
+        source = scenario_file or from_workbook
+        stem = Path(source).stem if source else "sheetgen"
+        if from_workbook is not None:
+            stem += "-regenerated"
         output = str(Path("output") / f"{stem}.xlsx")
+    if from_workbook is not None and Path(output).resolve() == Path(from_workbook).resolve():
+        raise SheetgenError("--output", "must differ from the --from workbook")
     path = write_workbook(scenarios, Path(output), force=force)
     click.echo(f"wrote {path}")
     from sheetgen.tables import summary_lines
 
     for line in summary_lines(scenarios):
         click.echo(line)
+
+
+@main.command("check")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option(
+    "--engine", type=click.Choice(["libreoffice", "formulas"]), default="libreoffice",
+    help="spreadsheet engine that recalculates the file",
+)  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@click.option("--timeout", type=float, default=180.0, help="seconds LibreOffice may take")
+@handle_errors
+def check_cmd(workbook: str, engine: str, fmt: str, timeout: float) -> None:
+    """Recalculate WORKBOOK and compare every cell with the reference for its own inputs.
+
+    Exit 0 when everything agrees, 1 when problems were found, 2 when the file
+    cannot be read.  The file is never modified.
+    """
+    from sheetgen.check import check_workbook, render_report
+
+    report = check_workbook(Path(workbook), engine=engine, timeout=timeout)
+    click.echo(render_report(report, fmt))
+    sys.exit(1 if report.problems else 0)
+
+
+@main.command("inputs")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="write the scenario file here instead of standard output")  # fmt: skip
+@click.option("--force", is_flag=True, help="overwrite an existing file")
+@handle_errors
+def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
+    """Export the inputs of WORKBOOK (custom presets included) as a scenario file."""
+    from sheetgen.workbook_io import scenarios_from_workbook, scenarios_to_yaml
+
+    text = scenarios_to_yaml(scenarios_from_workbook(workbook))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    out = Path(output)
+    if out.exists() and not force:
+        raise SheetgenError("--output", f"{out} exists; pass --force to overwrite it")
+    if out.resolve() == Path(workbook).resolve():
+        raise SheetgenError("--output", "must differ from the workbook")
+    import os
+    import tempfile
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, out)
+    click.echo(f"wrote {out}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,6 +16,9 @@ ERROR_FLAGS = (
     "chk_mfu_range",
     "chk_goodput_range",
     "chk_peak_available",
+    "chk_counts_valid",
+    "chk_choices_valid",
+    "chk_amounts_valid",
     "chk_no_errors",
 )
 WARNING_FLAGS = ("chk_mem_fits", "chk_batch_divides")
@@ -32,6 +35,10 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_mfu_range": int(0 < run.mfu <= 1),
         "chk_goodput_range": int(0 < run.goodput <= 1),
         "chk_peak_available": int(peak > 0),
+        # Scenario validation already rejects what these three catch in the workbook.
+        "chk_counts_valid": 1,
+        "chk_choices_valid": 1,
+        "chk_amounts_valid": 1,
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
         "chk_mem_fits": int(mem["mem_total"] <= s.hardware.mem_gb * 10**9),

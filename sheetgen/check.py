@@ -1,0 +1,286 @@
+"""Check a (possibly edited) workbook: recalculate it, recompute the reference from
+its own inputs, and report every cell that disagrees.
+
+A finding names the sheet, key and scenario, what was expected and what was
+found.  Kinds:
+
+* ``missing sheet`` / ``missing row`` — a sheet or a template row was deleted;
+* ``constant`` — a derived cell holds a typed value instead of its formula;
+* ``formula changed`` — a derived cell's formula is not the template's;
+* ``error value`` / ``blank`` — the cell computes to an error or nothing;
+* ``value differs`` — the recalculated value is not the reference's;
+* ``check failed`` — an error check on the Checks sheet is 0;
+* ``input invalid`` — a scenario's inputs cannot be used (the reason says why).
+
+Warnings on the Checks sheet (plan does not fit one GPU, …) are listed with
+kind ``warning`` and do not count as problems.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from sheetgen.errors import SheetgenError
+
+PROBLEM_KINDS = (
+    "missing sheet",
+    "missing row",
+    "constant",
+    "formula changed",
+    "error value",
+    "blank",
+    "value differs",
+    "check failed",
+    "input invalid",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    sheet: str
+    key: str
+    scenario: str
+    expected: Any = None
+    actual: Any = None
+    detail: str = ""
+
+    @property
+    def is_problem(self) -> bool:
+        return self.kind in PROBLEM_KINDS
+
+
+@dataclass
+class Report:
+    path: str
+    engine: str
+    scenarios: list[str]
+    findings: list[Finding]
+    cells_compared: int
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_problem]
+
+    def records(self) -> list[dict[str, Any]]:
+        return [asdict(f) for f in self.findings]
+
+
+def _norm_formula(text: str, template: str) -> str:
+    """Formula text for comparison.  Where the template spans a whole value column
+    ({sheet:…}, {all_sheets}), the range ends are dropped: deleting or adding a row
+    at the end of a sheet legitimately moves them."""
+    out = re.sub(r"\s+", "", text.lstrip("=")).upper()
+    if "{sheet:" in template or "{all_sheets}" in template:
+        out = re.sub(r"([A-Z]+\$)\d+:([A-Z]+\$)\d+", r"\1:\2", out)
+    return out
+
+
+def _is_error(v: Any) -> bool:
+    return isinstance(v, str) and (v.startswith("#") or v.startswith("Err:"))
+
+
+def _same(actual: Any, expected: Any, rel: float) -> bool:
+    import math
+
+    if isinstance(expected, str):
+        return isinstance(actual, str) and actual == expected
+    if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+        return False
+    if expected == 0:
+        return abs(actual) <= 1e-12
+    return math.isclose(actual, expected, rel_tol=rel)
+
+
+def file_layout(wb: Any, n_scenarios: int):
+    """A builder Layout rebuilt from where the keys and tables really are in ``wb``."""
+    from sheetgen.workbook.builder import TABLE_COLUMNS, Layout
+    from sheetgen.workbook_io import sheet_layout
+
+    layout = Layout(n_scenarios=n_scenarios)
+    for ws in wb.worksheets:
+        sl = sheet_layout(ws)
+        if sl is None:
+            continue
+        last = sl.header_row
+        for r in range(sl.header_row + 1, ws.max_row + 1):
+            if any(ws.cell(row=r, column=c).value not in (None, "") for c in (1, 2)):
+                last = r
+        layout.sheet_rows[ws.title] = (sl.header_row + 1, last)
+        for key, row in sl.rows.items():
+            if ws.title != "Summary":
+                layout.cells.setdefault(key, (ws.title, row))
+    if "Presets" in wb.sheetnames:
+        ws = wb["Presets"]
+        firsts = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
+        for r in range(1, ws.max_row + 1):
+            if ws.cell(row=r, column=1).value != "id":
+                continue
+            head = tuple(str(ws.cell(row=r, column=c).value) for c in (1, 2, 3))
+            name = next((n for cols, n in firsts.items() if head[: len(cols)] == cols), None)
+            if name is None:
+                continue
+            last = r
+            while last + 1 <= ws.max_row and any(
+                ws.cell(row=last + 1, column=c).value not in (None, "")
+                for c in range(1, len(TABLE_COLUMNS[name]) + 2)
+            ):
+                last += 1
+            layout.tables[name] = (r + 1, last)
+    return layout
+
+
+def recalculated_values(path: Path, engine: str, timeout: float) -> dict:
+    from sheetgen.recalc import RecalcError, recalc_formulas, values_libreoffice
+
+    try:
+        if engine == "formulas":
+            return recalc_formulas(path)
+        return values_libreoffice(path, timeout=timeout)
+    except RecalcError as e:
+        raise SheetgenError("--engine", f"{engine} could not recalculate {path}: {e}") from None
+
+
+def check_workbook(
+    path: str | Path, engine: str = "libreoffice", timeout: float = 180, rel: float = 1e-9
+) -> Report:
+    """Recalculate ``path`` (never modifying it) and compare it with the reference."""
+    from sheetgen.reference import compute
+    from sheetgen.workbook.templates import load_templates
+    from sheetgen.workbook_io import open_workbook, require_sheets, scenario_results, sheet_layout
+
+    path = Path(path)
+    where = str(path)
+    wb = open_workbook(path)
+    require_sheets(wb, where)
+    inputs_layout = sheet_layout(wb["Inputs"])
+    if inputs_layout is None or not inputs_layout.scenarios:
+        raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
+    names = inputs_layout.scenarios
+    results = scenario_results(path)
+    values = recalculated_values(path, engine, timeout)
+    layout = file_layout(wb, len(names))
+    findings: list[Finding] = []
+    reference: dict[str, dict[str, Any]] = {}
+    for name, result in zip(names, results, strict=True):
+        if isinstance(result, SheetgenError):
+            field = result.field.rsplit(": ", 1)[-1]
+            findings.append(Finding("input invalid", "Inputs", field, name, detail=result.message))
+        else:
+            reference[name] = compute(result)
+    compared = 0
+    for t in load_templates():
+        if t.sheet not in wb.sheetnames:
+            findings.append(Finding("missing sheet", t.sheet, "", "", detail="sheet deleted"))
+            continue
+        ws = wb[t.sheet]
+        sl = sheet_layout(ws)
+        if sl is None:
+            findings.append(Finding("missing sheet", t.sheet, "", "", detail="header row missing"))
+            continue
+        for row in t.keyed_rows:
+            if row.key not in sl.rows:
+                findings.append(Finding("missing row", t.sheet, row.key, "", detail="row deleted"))
+                continue
+            r = sl.rows[row.key]
+            for i, name in enumerate(sl.scenarios):
+                cell = ws.cell(row=r, column=sl.first_col + i)
+                found, n = _cell_findings(
+                    row, t.sheet, cell, i, name, layout, values, reference.get(name), rel
+                )
+                findings.extend(found)
+                compared += n
+    return Report(
+        path=where, engine=engine, scenarios=names, findings=findings, cells_compared=compared
+    )
+
+
+def _formula_findings(row: Any, sheet: str, cell: Any, i: int, name: str, layout: Any) -> list:
+    """A typed value where a formula belongs, or a formula that is not the template's."""
+    raw = cell.value
+    if not (isinstance(raw, str) and raw.startswith("=")):
+        detail = f"{cell.coordinate} holds a typed value, not its formula"
+        return [Finding("constant", sheet, row.key, name, actual=raw, detail=detail)]
+    try:
+        expected = layout.translate(row.formula or "", i, sheet)
+    except KeyError as e:
+        detail = f"cannot rebuild the template formula: {e}"
+        return [Finding("formula changed", sheet, row.key, name, actual=raw, detail=detail)]
+    if _norm_formula(expected, row.formula or "") != _norm_formula(raw, row.formula or ""):
+        detail = f"{cell.coordinate} differs from the template"
+        return [Finding("formula changed", sheet, row.key, name, expected, raw, detail)]
+    return []
+
+
+def _cell_findings(
+    row: Any,
+    sheet: str,
+    cell: Any,
+    i: int,
+    name: str,
+    layout: Any,
+    values: dict,
+    reference: dict[str, Any] | None,
+    rel: float,
+) -> tuple[list[Finding], int]:
+    """Findings for one cell, and 1 if its value was compared with the reference."""
+    found = [] if row.input else _formula_findings(row, sheet, cell, i, name, layout)
+    actual = values.get((sheet, row.key, name))
+    if _is_error(actual):
+        return [*found, Finding("error value", sheet, row.key, name, actual=actual,
+                                detail=cell.coordinate)], 0  # fmt: skip
+    if actual is None or actual == "":
+        return [*found, Finding("blank", sheet, row.key, name, detail=cell.coordinate)], 0
+    if row.check and actual == 0:
+        if row.check in ("error", "master"):
+            found.append(Finding("check failed", sheet, row.key, name, 1, 0, row.label))
+        else:
+            found.append(Finding("warning", sheet, row.key, name, detail=row.label))
+    expected = None if reference is None else reference.get(row.key)
+    if expected is None:
+        return found, 0
+    if not _same(actual, expected, rel):
+        detail = cell.coordinate
+        numeric = isinstance(actual, (int, float)) and isinstance(expected, (int, float))
+        if numeric and expected:
+            detail += f", relative difference {(actual - expected) / expected:+.3g}"
+        found.append(Finding("value differs", sheet, row.key, name, expected, actual, detail))
+    return found, 1
+
+
+def render_report(report: Report, fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(
+            {
+                "file": report.path,
+                "engine": report.engine,
+                "scenarios": report.scenarios,
+                "cells_compared": report.cells_compared,
+                "problems": len(report.problems),
+                "findings": report.records(),
+            },
+            indent=1,
+            default=str,
+        )
+    lines = []
+    for f in report.findings:
+        label = "WARN " if not f.is_problem else "FAIL "
+        what = f"{f.sheet} {f.key}".strip()
+        scen = f" [{f.scenario}]" if f.scenario else ""
+        vals = ""
+        if f.expected is not None or f.actual is not None:
+            vals = f": expected {f.expected!r}, found {f.actual!r}"
+        extra = f" ({f.detail})" if f.detail else ""
+        lines.append(f"{label}{f.kind}: {what}{scen}{vals}{extra}")
+    n = len(report.problems)
+    verdict = "OK" if n == 0 else f"{n} problem{'s' if n != 1 else ''}"
+    lines.append(
+        f"{verdict}: {report.cells_compared} cells of {len(report.scenarios)} scenarios "
+        f"compared with the reference ({report.engine})"
+    )
+    return "\n".join(lines)

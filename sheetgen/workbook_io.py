@@ -1,0 +1,327 @@
+"""Read a (possibly edited, possibly older) sheetgen workbook back into scenarios.
+
+The inputs are read from the Inputs sheet (one column per scenario) and the
+models, hardware, recipes and dtypes from the Presets lookup tables, including
+rows the user added.  Files that are not workbooks, are encrypted or corrupt, or
+lack sheetgen's sheets raise SheetgenError with one line saying so.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sheetgen.errors import SheetgenError
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .xls
+REQUIRED_SHEETS = ("Inputs", "Presets")
+
+
+def open_workbook(path: str | Path, data_only: bool = False) -> Any:
+    """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
+    import openpyxl
+
+    path = Path(path)
+    where = str(path)
+    if not path.exists():
+        raise SheetgenError(where, "file not found")
+    if path.is_dir():
+        raise SheetgenError(where, "is a directory, not an .xlsx workbook")
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if head == OLE_MAGIC:
+        raise SheetgenError(
+            where,
+            "is encrypted (password-protected) or a legacy .xls file; save it as an "
+            "unprotected .xlsx workbook",
+        )
+    if not zipfile.is_zipfile(path):
+        raise SheetgenError(where, "is not an .xlsx workbook (not a zip archive)")
+    try:
+        with zipfile.ZipFile(path) as z:
+            bad = z.testzip()
+            if bad is not None:
+                raise SheetgenError(where, f"is corrupt (damaged member {bad})")
+            if "xl/workbook.xml" not in z.namelist():
+                raise SheetgenError(where, "is a zip archive but not an .xlsx workbook")
+        return openpyxl.load_workbook(path, data_only=data_only)
+    except SheetgenError:
+        raise
+    except Exception as e:  # openpyxl raises many kinds on damaged files
+        raise SheetgenError(
+            where, f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
+        ) from None
+
+
+def require_sheets(wb: Any, where: str) -> None:
+    for name in REQUIRED_SHEETS:
+        if name not in wb.sheetnames:
+            raise SheetgenError(where, f"is not a sheetgen workbook: sheet {name!r} is missing")
+
+
+@dataclass
+class SheetLayout:
+    """Where a sheet's keys and scenario columns are."""
+
+    header_row: int
+    scenarios: list[str]  # names in column order
+    first_col: int  # column index of the first scenario
+    rows: dict[str, int] = field(default_factory=dict)  # key -> row
+
+
+def sheet_layout(ws: Any) -> SheetLayout | None:
+    header = None
+    for r in range(1, min(ws.max_row, 10) + 1):
+        if ws.cell(row=r, column=1).value == "key":
+            header = r
+            break
+    if header is None:
+        return None
+    names = []
+    c = 4
+    while True:
+        v = ws.cell(row=header, column=c).value
+        if v is None or v == "formula in words":
+            break
+        names.append(str(v))
+        c += 1
+    layout = SheetLayout(header_row=header, scenarios=names, first_col=4)
+    for r in range(header + 1, ws.max_row + 1):
+        key = ws.cell(row=r, column=1).value
+        if isinstance(key, str) and key.strip():
+            layout.rows.setdefault(key.strip(), r)
+    return layout
+
+
+def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The Presets sheet's tables: {table: [row dict, ...]} keyed by header names.
+
+    A table is a header row whose column A is ``id`` followed by data rows until a
+    blank row; rows with an empty id (unused custom rows) are skipped.  Formula
+    cells take their cached value from ``cached`` (the same sheet read data-only).
+    """
+    from sheetgen.workbook.builder import TABLE_COLUMNS
+
+    by_first_cols = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
+    tables: dict[str, list[dict[str, Any]]] = {}
+    r = 1
+    while r <= ws.max_row:
+        if ws.cell(row=r, column=1).value == "id":
+            headers = []
+            c = 1
+            while ws.cell(row=r, column=c).value not in (None, "source"):
+                headers.append(str(ws.cell(row=r, column=c).value))
+                c += 1
+            name = next(
+                (n for cols, n in by_first_cols.items() if tuple(headers[: len(cols)]) == cols),
+                None,
+            )
+            rows = []
+            r += 1
+            # Data rows (unused custom rows included) run until the blank separator row.
+            while r <= ws.max_row and any(
+                ws.cell(row=r, column=c).value not in (None, "") for c in range(1, len(headers) + 2)
+            ):
+                values = {}
+                for c, h in enumerate(headers, start=1):
+                    v = ws.cell(row=r, column=c).value
+                    if isinstance(v, str) and v.startswith("=") and cached is not None:
+                        v = cached.cell(row=r, column=c).value
+                    values[h] = v
+                if values.get("id") not in (None, ""):
+                    rows.append(values)
+                r += 1
+            if name is not None:
+                tables[name] = rows
+            continue
+        r += 1
+    return tables
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+@dataclass
+class WorkbookInputs:
+    """What a workbook says: scenario names and, per scenario, its input values."""
+
+    names: list[str]
+    values: list[dict[str, Any]]  # per scenario: input key -> value
+    tables: dict[str, list[dict[str, Any]]]
+
+
+def read_inputs(path: str | Path) -> WorkbookInputs:
+    """The input cells of every scenario column and the Presets tables, as typed."""
+    where = str(path)
+    wb = open_workbook(path)
+    require_sheets(wb, where)
+    cached = open_workbook(path, data_only=True)
+    ws = wb["Inputs"]
+    layout = sheet_layout(ws)
+    if layout is None or not layout.scenarios:
+        raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
+    from sheetgen.scenario import RUN_FIELDS
+
+    wanted = ["model", "hardware", *RUN_FIELDS]
+    missing = [k for k in ("model", "hardware") if k not in layout.rows]
+    if missing:
+        raise SheetgenError(where, f"sheet 'Inputs' has no row {missing[0]!r}")
+    values = []
+    for i, _name in enumerate(layout.scenarios):
+        col = layout.first_col + i
+        item = {}
+        for key in wanted:
+            if key not in layout.rows:
+                continue  # an older workbook without this input: the default applies
+            v = ws.cell(row=layout.rows[key], column=col).value
+            if isinstance(v, str) and v.startswith("="):
+                v = cached["Inputs"].cell(row=layout.rows[key], column=col).value
+            if v is None:
+                continue
+            item[key] = _clean(v)
+        values.append(item)
+    tables = read_tables(wb["Presets"], cached["Presets"])
+    return WorkbookInputs(names=layout.scenarios, values=values, tables=tables)
+
+
+def _table_model(row: dict[str, Any], where: str):
+    from sheetgen import presets
+    from sheetgen.scenario import make_model
+
+    spec = {k: _clean(v) for k, v in row.items() if v is not None}
+    model = make_model(spec, where)
+    shipped = presets.models().get(model.id)
+    if shipped is not None and _same_fields(shipped, model):
+        return shipped
+    return model
+
+
+def _table_hardware(row: dict[str, Any], where: str):
+    from sheetgen import presets
+    from sheetgen.scenario import make_hardware
+
+    spec = {k: _clean(v) for k, v in row.items() if v is not None}
+    hw = make_hardware(spec, where)
+    shipped = presets.hardware().get(hw.id)
+    if shipped is not None and _same_fields(shipped, hw):
+        return shipped
+    return hw
+
+
+def _same_fields(a: Any, b: Any) -> bool:
+    from dataclasses import fields
+
+    skip = {"source", "params_published", "sources"}
+    return all(getattr(a, f.name) == getattr(b, f.name) for f in fields(a) if f.name not in skip)
+
+
+def scenarios_from_workbook(path: str | Path) -> list:
+    """Scenarios equivalent to the workbook's inputs (custom preset rows included).
+
+    Raises SheetgenError on the first scenario whose inputs are invalid.
+    """
+    results = scenario_results(path)
+    for r in results:
+        if isinstance(r, SheetgenError):
+            raise r
+    return results
+
+
+def scenario_results(path: str | Path) -> list:
+    """Per scenario column: the Scenario, or the SheetgenError its inputs raise."""
+    from sheetgen import presets
+    from sheetgen.scenario import Recipe, Tables
+
+    data = read_inputs(path)
+    where = str(path)
+    models = {str(r["id"]): r for r in data.tables.get("models", [])}
+    hardware = {str(r["id"]): r for r in data.tables.get("hardware", [])}
+    tables = presets.tables()
+    if data.tables.get("recipes"):
+        try:
+            recipes = tuple(
+                Recipe(**{k: _clean(v) for k, v in r.items()}) for r in data.tables["recipes"]
+            )
+            dtypes = tuple((str(r["id"]), float(r["bytes"])) for r in data.tables.get("dtypes", []))
+            tables = Tables(recipes=recipes, dtype_bytes=dtypes or tables.dtype_bytes)
+        except (TypeError, ValueError) as e:
+            raise SheetgenError(
+                f"{where}: Presets", f"recipe or dtype table unreadable: {e}"
+            ) from None
+    scenarios: list = []
+    for i, (name, item) in enumerate(zip(data.names, data.values, strict=True)):
+        at = f"{where}: Inputs column {name!r}"
+        try:
+            scenarios.append(
+                _scenario(name or f"Scenario {i + 1}", dict(item), models, hardware, tables, at)
+            )
+        except SheetgenError as e:
+            scenarios.append(e)
+    return scenarios
+
+
+def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, at: str):
+    from sheetgen.scenario import Scenario, make_run
+    from sheetgen.scenario_file import validate
+
+    model_id = str(item.pop("model", ""))
+    hw_id = str(item.pop("hardware", ""))
+    if model_id not in models:
+        raise SheetgenError(
+            f"{at}: model", f"{model_id!r} is not an id in the Presets models table"
+        )
+    if hw_id not in hardware:
+        raise SheetgenError(
+            f"{at}: hardware", f"{hw_id!r} is not an id in the Presets hardware table"
+        )
+    where = at.split(": Inputs")[0]
+    model = _table_model(models[model_id], f"{where}: Presets model {model_id!r}")
+    hw = _table_hardware(hardware[hw_id], f"{where}: Presets hardware {hw_id!r}")
+    try:
+        run = make_run(item)
+    except SheetgenError as e:
+        raise SheetgenError(f"{at}: {e.field}", e.message) from None
+    s = Scenario(name=name, model=model, hardware=hw, run=run, tables=tables)
+    validate(s, at)
+    return s
+
+
+def scenarios_to_yaml(scenarios: list) -> str:
+    """A scenario file that reproduces these scenarios (custom presets written out in full)."""
+    from dataclasses import fields
+
+    import yaml
+
+    from sheetgen import presets
+    from sheetgen.scenario import HARDWARE_FIELDS, MODEL_INT_FIELDS, Run
+
+    items = []
+    for s in scenarios:
+        item: dict[str, Any] = {"name": s.name}
+        shipped_m = presets.models().get(s.model.id)
+        if shipped_m is not None and _same_fields(shipped_m, s.model):
+            item["model"] = s.model.id
+        else:
+            spec = {"id": s.model.id, "name": s.model.name}
+            spec.update({k: getattr(s.model, k) for k in MODEL_INT_FIELDS})
+            spec["norm"], spec["mlp"] = s.model.norm, s.model.mlp
+            item["model"] = spec
+        shipped_h = presets.hardware().get(s.hardware.id)
+        if shipped_h is not None and _same_fields(shipped_h, s.hardware):
+            item["hardware"] = s.hardware.id
+        else:
+            spec = {"id": s.hardware.id, "name": s.hardware.name}
+            spec.update({k: getattr(s.hardware, k) for k in HARDWARE_FIELDS})
+            item["hardware"] = spec
+        for f in fields(Run):
+            item[f.name] = getattr(s.run, f.name)
+        items.append(item)
+    header = (
+        "# Scenarios exported by `sheetgen inputs`; regenerate with `sheetgen generate FILE`.\n"
+    )
+    return header + yaml.safe_dump({"scenarios": items}, sort_keys=False, allow_unicode=True)
