@@ -54,12 +54,13 @@ def flops(s: Scenario) -> dict[str, float]:
     attn_per_token = 3 * L * fwd_core
     six_n = 6 * p["params_active"]
     megatron = 72 * L * h * h * (1 + seq / (6 * h) + m.vocab_size / (12 * h * L))
+    # Korthikanti et al.'s published hardware FLOPs with selective recomputation.
+    megatron_hw = 72 * L * h * h * (1 + seq / (3 * h) + m.vocab_size / (12 * h * L))
     if run.recompute == "none":
         recompute = 0.0
     elif run.recompute == "selective":
-        # Korthikanti et al. 2022 (appendix A) count the attention core a second time:
-        # hardware = 72BLsh^2(1 + s/3h + V/12hL) against model 72BLsh^2(1 + s/6h + V/12hL).
-        recompute = attn_per_token
+        # The backward pass recomputes the attention core's forward (QK^T, softmax, x V).
+        recompute = L * fwd_core
     else:
         recompute = fwd - fwd_lm_head
     hw_per_token = per_token + recompute
@@ -81,6 +82,7 @@ def flops(s: Scenario) -> dict[str, float]:
         "flops_attn_share": attn_per_token / per_token,
         "flops_6n_per_token": six_n,
         "flops_megatron_per_token": megatron,
+        "flops_megatron_hw_per_token": megatron_hw,
         "flops_recompute_per_token": recompute,
         "flops_hw_per_token": hw_per_token,
         "flops_train": per_token * tokens,
