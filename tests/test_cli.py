@@ -205,3 +205,48 @@ def test_help_imports_nothing_heavy() -> None:
     assert out.stdout.strip() == "[]"
     done = subprocess.run([sys.executable, "-m", "sheetgen.cli", "--help"], capture_output=True)
     assert done.returncode == 0 and b"generate" in done.stdout
+
+
+BAD_PRESETS = {
+    "yaml syntax": ("models/broken.yaml", "id: broken\narchitecture: [1, 2\n", "invalid YAML line"),
+    "no architecture": (
+        "models/broken.yaml",
+        "id: broken\nname: x\n",
+        "needs an 'architecture' mapping",
+    ),
+    "unknown field": (
+        "models/broken.yaml",
+        "id: broken\narchitecture: {n_layers: 2, hidden_size: 64, n_heads: 4, ffn_size: 8, "
+        "vocab_size: 10, n_layer: 3}\n",
+        "broken.yaml.n_layer: unknown model field",
+    ),
+    "negative peak": (
+        "hardware/broken.yaml",
+        "id: broken\npeak_bf16_tflops: -1\npeak_fp8_tflops: 0\nmem_gb: 80\nhbm_tbps: 3\ntdp_w: 700\n",
+        "broken.yaml.peak_bf16_tflops: must be > 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_PRESETS)
+def test_bad_preset_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    import shutil
+
+    from sheetgen import paths, presets
+
+    rel, text, expect = BAD_PRESETS[case]
+    root = tmp_path / "data"
+    shutil.copytree(paths.data_root() / "presets", root / "presets")
+    shutil.copytree(paths.data_root() / "templates", root / "templates")
+    (root / "presets" / rel).write_text(text)
+    monkeypatch.setattr(paths, "data_root", lambda: root)
+    for loader in (presets.models, presets.hardware, presets.model_docs, presets.hardware_docs):
+        loader.cache_clear()
+    try:
+        result = CliRunner().invoke(main, ["presets", rel.split("/")[0]])
+        assert result.exit_code == 2, result.output
+        line = result.output.strip()
+        assert "\n" not in line and expect in line, line
+    finally:
+        for loader in (presets.models, presets.hardware, presets.model_docs, presets.hardware_docs):
+            loader.cache_clear()
