@@ -201,7 +201,42 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "weight_dtype": ("choice", "bf16", "inference weight format"),
     "kv_dtype": ("choice", "bf16", "inference KV-cache format"),
     "inf_batch": ("int", 1, "inference: concurrent sequences"),
-    "inf_context": ("int", 4096, "inference: context length per sequence, tokens"),
+    "inf_context": (
+        "int",
+        4096,
+        "inference: context length per sequence for KV-cache sizing (KV cache sheet), tokens",
+    ),
+    "prompt_len": (
+        "int",
+        4000,
+        "inference request: prompt tokens (seed 003's prefill-heavy request: 4,000 + 100)",
+    ),
+    "output_len": ("int", 100, "inference request: generated tokens per sequence"),
+    "inf_tp": ("int", 1, "inference: GPUs serving one model replica (tensor parallel)"),
+    "quant_scale_bytes": (
+        "float",
+        0,
+        "inference: bytes per weight added by quantization scales (one FP16 scale per "
+        "group of 128 weights: 2/128 = 0.015625; GPTQ/AWQ group size 128); 0 = none",
+    ),
+    "inf_compute_eff": (
+        "fraction",
+        0.5,
+        "inference: share of the dense peak reached in prefill and decode matmuls "
+        "(illustrative default, replace with a measurement)",
+    ),
+    "inf_bw_eff": (
+        "fraction",
+        0.8,
+        "inference: share of HBM bandwidth reached when decode streams weights and KV cache "
+        "(illustrative default, replace with a measurement)",
+    ),
+    "inf_overhead_bytes": (
+        "float",
+        1_500_000_000,
+        "inference: runtime memory per GPU besides weights and KV cache: CUDA context, "
+        "kernels, activation workspace (seed 000 calculator: 1.5 GB for the context alone)",
+    ),
     "overhead_bytes": (
         "float",
         1_500_000_000,
@@ -211,6 +246,8 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "dropout_mask_bytes": ("float", 1, "bytes per dropout-mask value (Korthikanti et al. 2022)"),
 }
 RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
+# Number settings where 0 is meaningful (free GPUs, no quantization scales, no overhead).
+NONNEGATIVE_FIELDS = ("price_per_gpu_hour", "quant_scale_bytes", "inf_overhead_bytes")
 
 
 @dataclass(frozen=True)
@@ -232,6 +269,13 @@ class Run:
     kv_dtype: str = RUN_DEFAULTS["kv_dtype"]
     inf_batch: int = RUN_DEFAULTS["inf_batch"]
     inf_context: int = RUN_DEFAULTS["inf_context"]
+    prompt_len: int = RUN_DEFAULTS["prompt_len"]
+    output_len: int = RUN_DEFAULTS["output_len"]
+    inf_tp: int = RUN_DEFAULTS["inf_tp"]
+    quant_scale_bytes: float = RUN_DEFAULTS["quant_scale_bytes"]
+    inf_compute_eff: float = RUN_DEFAULTS["inf_compute_eff"]
+    inf_bw_eff: float = RUN_DEFAULTS["inf_bw_eff"]
+    inf_overhead_bytes: float = RUN_DEFAULTS["inf_overhead_bytes"]
     overhead_bytes: float = RUN_DEFAULTS["overhead_bytes"]
     logits_bytes: float = RUN_DEFAULTS["logits_bytes"]
     dropout_mask_bytes: float = RUN_DEFAULTS["dropout_mask_bytes"]
@@ -346,9 +390,9 @@ def _run_value(key: str, value: Any) -> Any:
         if not 0 < number <= 1:
             raise SheetgenError(key, f"must be a fraction in (0, 1], got {value!r}")
         return number
-    if key == "price_per_gpu_hour" and number < 0:
+    if key in NONNEGATIVE_FIELDS and number < 0:
         raise SheetgenError(key, f"must be >= 0, got {value!r}")
-    if key != "price_per_gpu_hour" and number <= 0:
+    if key not in NONNEGATIVE_FIELDS and number <= 0:
         raise SheetgenError(key, f"must be > 0, got {value!r}")
     return int(number) if number == int(number) else number
 

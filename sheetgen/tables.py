@@ -137,4 +137,12 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
             f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}"
         )
+        fits = "fits" if r["inf_fits"] else "does NOT fit"
+        lines.append(
+            f"    serving on {r['inf_tp']} GPU(s): "
+            f"{r['inf_total_bytes_per_gpu'] / 1e9:,.1f} GB/GPU ({fits}), "
+            f"room for {r['inf_max_batch']:,} requests, TTFT {r['inf_ttft_s']:.3g} s, "
+            f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, "
+            f"${r['inf_cost_per_mtok']:,.2f}/M output tokens"
+        )
     return lines

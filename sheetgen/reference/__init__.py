@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sheetgen.reference.checks import checks
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
+from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
@@ -22,6 +23,7 @@ SECTIONS = {
     "memory": memory,
     "flops": flops,
     "kv_cache": kv_cache,
+    "inference": inference,
     "schedule": schedule,
     "checks": checks,
 }
@@ -43,6 +45,7 @@ __all__ = [
     "compute",
     "checks",
     "flops",
+    "inference",
     "inputs",
     "kv_cache",
     "memory",

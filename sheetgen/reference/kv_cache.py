@@ -4,6 +4,9 @@ Per token and layer a cache keeps K and V: 2 x n_kv x d_h values (seed 000
 section 12, seed 003).  MLA (DeepSeek-V3) keeps one compressed latent of
 kv_lora_rank plus the shared RoPE key of qk_rope_head_dim.  The MHA
 equivalent (n_kv = a) is shown for comparison.
+
+Served weights take the format's bytes plus any quantization-scale bytes per
+parameter (0 unless set).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def kv_cache(s: Scenario) -> dict[str, float]:
         "kv_bytes_per_sequence": per_seq,
         "kv_bytes_batch": per_seq * run.inf_batch,
         "weight_dtype_bytes": w_b,
-        "inf_weight_bytes": p["params_total"] * w_b,
+        "inf_weight_bytes_per_param": w_b + run.quant_scale_bytes,
+        "inf_weight_bytes": p["params_total"] * (w_b + run.quant_scale_bytes),
         "inf_flops_per_token": 2 * p["params_active"],
     }

@@ -325,11 +325,7 @@ def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
     for r in t.rows:
         if r.key and (r.key.startswith("chk_") or r.key == "checks_ok") and r.fmt == "flag":
             rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
-            bad = (
-                styles.WARN_FILL
-                if r.key in ("chk_mem_fits", "chk_batch_divides")
-                else styles.FAIL_FILL
-            )
+            bad = styles.WARN_FILL if r.key in check_keys("warning") else styles.FAIL_FILL
             ws.conditional_formatting.add(
                 rng,
                 CellIsRule(
@@ -457,7 +453,7 @@ def build(scenarios: list[Scenario]) -> tuple[Workbook, dict[str, dict[str, Any]
         write_sheet(wb, t, scenarios, layout, reference, cached)
         if t.sheet == "Inputs":
             write_presets_sheet(wb, layout, table_rows)
-    wb.properties.title = "LLM training plan"
+    wb.properties.title = "LLM training and inference plan"
     wb.properties.creator = f"sheetgen {__version__}"
     wb.calculation.fullCalcOnLoad = True
     return wb, cached

@@ -1,0 +1,183 @@
+"""The Inference sheet: will a request fit, how fast is it served, what does it cost.
+
+One replica of the model is served by ``inf_tp`` GPUs (tensor parallel) holding
+``inf_batch`` sequences, each a request of ``prompt_len`` prompt tokens and
+``output_len`` generated tokens (seed 003: inference memory = weights + KV cache
++ buffers; prefill is compute-bound, decode bandwidth-bound).
+
+Memory per GPU = weights / tp + the GPU's share of the KV cache + runtime
+overhead.  The KV cache is sized for the whole request, prompt + output tokens:
+the worst case, at the end of decoding.  Each GPU holds ceil(n_kv / tp) of the
+n_kv key/value heads, so the share is ceil(n_kv / tp) / n_kv (1/tp when tp
+divides n_kv; heads are replicated when tp > n_kv); an MLA latent is not split
+by head, so every GPU holds all of it.
+
+Speed (roofline, one replica; tensor-parallel communication not modelled):
+  prefill FLOPs = batch x (2 N_active x P + causal x P^2 x A), where
+      A = 2 L a (d_qk + d_v) are the attention-core FLOPs per token per attended
+      token, as the FLOPs sheet counts the core;
+  prefill time  = max(FLOPs / (tp x peak x compute eff),
+                      weights per GPU / (HBM bandwidth x bandwidth eff));
+  decode step   = max(bytes read per GPU / (HBM bandwidth x bandwidth eff),
+                      batch x (2 N_active + c A) / (tp x peak x compute eff)),
+      c = P + O/2, the average context while decoding; bytes read = the weights
+      touched (MoE: E (1 - (1 - k/E)^batch) routed experts per layer are expected
+      to be touched, uniform routing) + the GPU's share of the KV cache at c;
+  TTFT = prefill time (the prefill pass yields the first output token);
+  latency = TTFT + (O - 1) x step.
+The peak is the one chosen for MFU (``peak_dtype``): weight-only quantized
+formats (INT8/INT4 weights) are dequantized and multiplied in BF16, so the
+weight format does not set the peak.
+
+Cost counts the replica's whole time on a request batch, prefill included:
+GPU-hours per million output tokens = tp x latency / (batch x O) x 10^6 / 3600.
+
+The "swapped" rows repeat the speed and cost for the same tokens the other way
+round (prompt O, output P): seed 003's 4,000 + 100 versus 100 + 4,000.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sheetgen.reference.flops import flops
+from sheetgen.reference.kv_cache import kv_cache
+from sheetgen.reference.params import params, qk_head_dim, v_head_dim
+from sheetgen.scenario import Scenario
+
+GIGA = 10**9
+TERA = 10**12
+PER_MILLION = 10**6
+SECONDS_PER_HOUR = 3600
+
+
+def kv_gpu_share(n_kv_heads: int, tp: int, mla: bool) -> float:
+    """Share of a replica's KV cache one GPU holds with tp-way tensor parallelism."""
+    if mla:
+        return 1.0
+    return math.ceil(n_kv_heads / tp) / n_kv_heads
+
+
+def _floor_fit(budget: float, per_unit: float) -> int:
+    """Whole units of per_unit bytes that fit in budget bytes; 0 when nothing is left."""
+    if budget <= 0:
+        return 0
+    return math.floor(budget / per_unit)
+
+
+def inference(s: Scenario) -> dict[str, float]:
+    m, run, hw = s.model, s.run, s.hardware
+    p = params(m)
+    kv = kv_cache(s)
+    peak = flops(s)["peak_flops"]
+    gpu_mem = hw.mem_gb * GIGA
+    hbm = hw.hbm_tbps * TERA
+    tp, batch = run.inf_tp, run.inf_batch
+    prompt, out_len = run.prompt_len, run.output_len
+
+    # The request and memory per GPU.
+    request_tokens = prompt + out_len
+    share = kv_gpu_share(m.n_kv_heads, tp, m.is_mla)
+    share_mha = kv_gpu_share(m.n_heads, tp, False)
+    kv_token = kv["kv_bytes_per_token"]
+    kv_bytes = kv_token * request_tokens * batch
+    kv_bytes_mha = kv["kv_bytes_per_token_mha"] * request_tokens * batch
+    weights = kv["inf_weight_bytes"]
+    weights_gpu = weights / tp
+    kv_gpu = kv_bytes * share
+    total_gpu = weights_gpu + kv_gpu + run.inf_overhead_bytes
+    budget = gpu_mem - run.inf_overhead_bytes - weights_gpu
+    max_batch = _floor_fit(budget, kv_token * share * request_tokens)
+    max_context = _floor_fit(budget, kv_token * share * batch)
+    max_batch_mha = _floor_fit(budget, kv["kv_bytes_per_token_mha"] * share_mha * request_tokens)
+
+    # Compute and bandwidth of the replica.
+    flops_per_s = tp * peak * run.inf_compute_eff
+    bytes_per_s = hbm * run.inf_bw_eff
+    flops_token = kv["inf_flops_per_token"]  # 2 N_active
+    attn_ctx = 2 * m.n_layers * m.n_heads * (qk_head_dim(m) + v_head_dim(m))
+    weight_read_s = weights_gpu / bytes_per_s
+
+    def prefill_flops(p_len: int) -> float:
+        return batch * (p_len * flops_token + run.causal_factor * p_len * p_len * attn_ctx)
+
+    # Decode: weights touched per step.
+    if m.is_moe:
+        touched = m.n_experts * (1 - (1 - m.experts_per_token / m.n_experts) ** batch)
+    else:
+        touched = 0.0
+    params_read = p["params_total"] - p["n_moe_layers"] * p["params_expert"] * (
+        m.n_experts - touched
+    )
+    decode_weight_gpu = params_read * kv["inf_weight_bytes_per_param"] / tp
+
+    def step(avg_ctx: float) -> tuple[float, float, float, float]:
+        kv_read = kv_token * share * avg_ctx * batch
+        mem_s = (decode_weight_gpu + kv_read) / bytes_per_s
+        fl = batch * (flops_token + avg_ctx * attn_ctx)
+        return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s)
+
+    p_flops = prefill_flops(prompt)
+    prefill_s = max(p_flops / flops_per_s, weight_read_s)
+    avg_ctx = prompt + out_len / 2
+    kv_read, mem_s, d_flops, step_s = step(avg_ctx)
+    compute_s = d_flops / flops_per_s
+    ttft = prefill_s
+    e2e = ttft + (out_len - 1) * step_s
+    out_tps = batch * out_len / e2e
+    gpu_hours_mtok = tp * PER_MILLION / (out_tps * SECONDS_PER_HOUR)
+
+    # The same tokens the other way round: prompt = output_len, output = prompt_len.
+    sw_prefill_s = max(prefill_flops(out_len) / flops_per_s, weight_read_s)
+    sw_avg_ctx = out_len + prompt / 2
+    _, sw_mem_s, sw_flops, sw_step_s = step(sw_avg_ctx)
+    sw_e2e = sw_prefill_s + (prompt - 1) * sw_step_s
+    sw_cost = (
+        tp * sw_e2e * run.price_per_gpu_hour * PER_MILLION / (batch * prompt * SECONDS_PER_HOUR)
+    )
+
+    return {
+        "inf_request_tokens": request_tokens,
+        "inf_kv_bytes": kv_bytes,
+        "inf_kv_bytes_mha": kv_bytes_mha,
+        "inf_kv_gpu_share": share,
+        "inf_weight_bytes_per_gpu": weights_gpu,
+        "inf_kv_bytes_per_gpu": kv_gpu,
+        "inf_total_bytes_per_gpu": total_gpu,
+        "inf_mem_share": total_gpu / gpu_mem,
+        "inf_fits": int(total_gpu <= gpu_mem),
+        "inf_kv_budget_per_gpu": budget,
+        "inf_max_batch": max_batch,
+        "inf_max_context": max_context,
+        "inf_max_batch_mha": max_batch_mha,
+        "inf_flops_per_s": flops_per_s,
+        "inf_attn_flops_per_ctx_token": attn_ctx,
+        "inf_prefill_flops": p_flops,
+        "inf_weight_read_s": weight_read_s,
+        "inf_prefill_s": prefill_s,
+        "inf_ttft_s": ttft,
+        "inf_decode_avg_context": avg_ctx,
+        "inf_experts_touched": touched,
+        "inf_decode_params_read": params_read,
+        "inf_decode_weight_bytes_per_gpu": decode_weight_gpu,
+        "inf_decode_kv_bytes_per_gpu": kv_read,
+        "inf_decode_mem_s": mem_s,
+        "inf_decode_flops": d_flops,
+        "inf_decode_compute_s": compute_s,
+        "inf_decode_step_s": step_s,
+        "inf_decode_memory_bound": int(mem_s >= compute_s),
+        "inf_seq_tokens_per_s": 1 / step_s,
+        "inf_decode_tokens_per_s": batch / step_s,
+        "inf_e2e_s": e2e,
+        "inf_output_tokens_per_s": out_tps,
+        "inf_gpu_hours_per_mtok": gpu_hours_mtok,
+        "inf_cost_per_mtok": gpu_hours_mtok * run.price_per_gpu_hour,
+        "inf_swap_prefill_s": sw_prefill_s,
+        "inf_swap_avg_context": sw_avg_ctx,
+        "inf_swap_decode_mem_s": sw_mem_s,
+        "inf_swap_decode_compute_s": sw_flops / flops_per_s,
+        "inf_swap_step_s": sw_step_s,
+        "inf_swap_tokens_per_s": batch / sw_step_s,
+        "inf_swap_e2e_s": sw_e2e,
+        "inf_swap_cost_per_mtok": sw_cost,
+    }
