@@ -38,7 +38,7 @@ def open_workbook(path: str | Path, data_only: bool = False) -> Any:
             "unprotected .xlsx workbook",
         )
     if not zipfile.is_zipfile(path):
-        raise SheetgenError(where, "is not an .xlsx workbook (not a zip archive)")
+        raise SheetgenError(where, "is not an .xlsx workbook (not a zip archive, or truncated)")
     try:
         with zipfile.ZipFile(path) as z:
             bad = z.testzip()
