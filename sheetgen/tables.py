@@ -48,6 +48,8 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "mem_gb": hw.mem_gb,
                     "hbm_tbps": hw.hbm_tbps,
                     "tdp_w": hw.tdp_w,
+                    "intra_node_gb_s": hw.intra_node_gb_per_s,
+                    "inter_node_gb_s": hw.inter_node_gb_per_s,
                     "as_of": docs[hid].get("as_of", ""),
                     "source": sources.get("peak_bf16_tflops", ""),
                 }

@@ -12,6 +12,7 @@ from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
+from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.schedule import schedule
 from sheetgen.scenario import Scenario
@@ -23,6 +24,7 @@ SECTIONS = {
     "flops": flops,
     "kv_cache": kv_cache,
     "schedule": schedule,
+    "parallelism": parallelism,
     "checks": checks,
 }
 
@@ -47,6 +49,7 @@ __all__ = [
     "kv_cache",
     "memory",
     "mfu_from_throughput",
+    "parallelism",
     "params",
     "schedule",
     "throughput_from_mfu",

@@ -6,7 +6,9 @@ warnings (a plan that does not fit or does not divide evenly) are shown beside i
 
 from __future__ import annotations
 
-from sheetgen.reference.memory import memory
+from sheetgen.reference.parallelism import parallelism
+from sheetgen.reference.params import params
+from sheetgen.reference.schedule import schedule
 from sheetgen.scenario import Scenario
 
 ERROR_FLAGS = (
@@ -16,14 +18,28 @@ ERROR_FLAGS = (
     "chk_mfu_range",
     "chk_goodput_range",
     "chk_peak_available",
+    "chk_layout_gpus",
+    "chk_parallel_options",
+    "chk_headroom_range",
+    "chk_compute_efficiency_range",
     "chk_no_errors",
 )
-WARNING_FLAGS = ("chk_mem_fits", "chk_batch_divides")
+WARNING_FLAGS = (
+    "chk_mem_fits",
+    "chk_batch_divides",
+    "chk_tp_divides_heads",
+    "chk_pp_divides_layers",
+    "chk_ep_divides_experts",
+    "chk_cp_divides_seq",
+    "chk_pp_microbatches_match",
+)
 
 
 def checks(s: Scenario) -> dict[str, float]:
     m, run = s.model, s.run
-    mem = memory(s)
+    par = parallelism(s)
+    p = params(m)
+    tp, pp, cp, ep = run.tp, run.pp, run.cp, run.ep
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out = {
         "chk_model_found": 1,
@@ -32,11 +48,28 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_mfu_range": int(0 < run.mfu <= 1),
         "chk_goodput_range": int(0 < run.goodput <= 1),
         "chk_peak_available": int(peak > 0),
+        "chk_layout_gpus": int(run.n_gpus == run.dp * tp * pp * cp),
+        "chk_parallel_options": int(
+            run.zero_stage in (0, 1, 2, 3) and run.sequence_parallel in (0, 1)
+        ),
+        "chk_headroom_range": int(0 <= run.mem_headroom < 1),
+        "chk_compute_efficiency_range": int(0 < run.compute_efficiency <= 1),
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
-        "chk_mem_fits": int(mem["mem_total"] <= s.hardware.mem_gb * 10**9),
+        # The layout's peak per GPU against the full capacity (no headroom): the
+        # single-GPU flag of the Memory sheet when nothing is sharded.
+        "chk_mem_fits": int(par["mem_total_per_gpu"] <= s.hardware.mem_gb * 10**9),
         "chk_batch_divides": int(
-            run.global_batch_tokens % (run.seq_len * run.micro_batch * run.n_gpus) == 0
+            run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
+        ),
+        "chk_tp_divides_heads": int(m.n_heads % tp == 0 and p["attn_kv_heads"] % tp == 0),
+        "chk_pp_divides_layers": int(m.n_layers % (pp * run.pp_virtual_stages) == 0),
+        "chk_ep_divides_experts": int(
+            m.n_experts % ep == 0 and (run.dp * cp) % ep == 0 if m.is_moe else ep == 1
+        ),
+        "chk_cp_divides_seq": int(run.seq_len % cp == 0),
+        "chk_pp_microbatches_match": int(
+            pp == 1 or run.pp_microbatches == schedule(s)["grad_accum_steps"]
         ),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)

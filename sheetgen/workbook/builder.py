@@ -80,6 +80,8 @@ HARDWARE_COLUMNS = (
     "mem_gb",
     "hbm_tbps",
     "tdp_w",
+    "intra_node_gb_per_s",
+    "inter_node_gb_per_s",
 )
 RECIPE_COLUMNS = (
     "id",
@@ -204,11 +206,23 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
         dv = DataValidation(type="list", formula1=formula, allow_blank=False)
         dv.error = "Pick a value from the list (add presets on the Presets sheet)."
     elif kind == "int":
-        dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1")
-        dv.error = "A whole number of at least 1."
+        from sheetgen.scenario import INT_RANGES
+
+        low, high = INT_RANGES.get(row.key or "", (1, None))
+        if high is None:
+            dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1=str(low))
+            dv.error = f"A whole number of at least {low}."
+        else:
+            dv = DataValidation(
+                type="whole", operator="between", formula1=str(low), formula2=str(high)
+            )
+            dv.error = f"A whole number from {low} to {high}."
     elif kind == "fraction":
         dv = DataValidation(type="custom", formula1=f"AND({first_cell}>0,{first_cell}<=1)")
         dv.error = "A fraction in (0, 1], e.g. 40% or 0.4."
+    elif kind == "share":
+        dv = DataValidation(type="custom", formula1=f"AND({first_cell}>=0,{first_cell}<1)")
+        dv.error = "A share in [0, 1), e.g. 10% or 0.1."
     else:
         dv = DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0")
         dv.error = "A number of at least 0."
@@ -320,16 +334,14 @@ def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
     from openpyxl.styles import PatternFill
 
     from sheetgen.workbook import styles
+    from sheetgen.workbook.templates import check_keys
 
+    warnings = set(check_keys("warning"))
     row_no = FIRST_ROW
     for r in t.rows:
         if r.key and (r.key.startswith("chk_") or r.key == "checks_ok") and r.fmt == "flag":
             rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
-            bad = (
-                styles.WARN_FILL
-                if r.key in ("chk_mem_fits", "chk_batch_divides")
-                else styles.FAIL_FILL
-            )
+            bad = styles.WARN_FILL if r.key in warnings else styles.FAIL_FILL
             ws.conditional_formatting.add(
                 rng,
                 CellIsRule(
