@@ -280,15 +280,24 @@ def test_n_gpus_min_makes_the_layout_fit():
 
 
 def test_defaults_keep_single_gpu_keys():
+    """With no model parallelism the per-GPU keys equal the single-GPU Memory sheet."""
+    checked = 0
     for s in load_scenarios("presets/scenarios/default.yaml"):
+        if s.run.tp * s.run.pp * s.run.cp * s.run.ep > 1 or s.run.zero_stage:
+            continue
         r = compute(s)
-        assert r["tp"] == r["pp"] == r["cp"] == r["ep"] == 1 or s.run.tp > 1
-        if s.run.tp * s.run.pp * s.run.cp == 1:
-            assert r["dp"] == r["n_gpus"]
-            assert r["mem_total_per_gpu"] == pytest.approx(r["mem_total"], rel=1e-12)
-            assert r["mem_static_per_gpu"] == pytest.approx(r["mem_static"], rel=1e-12)
-            assert r["mem_activations_per_gpu"] == pytest.approx(r["mem_activations"], rel=1e-12)
-            assert r["pipeline_bubble"] == 0
+        assert r["dp"] == r["n_gpus"]
+        for per_gpu, whole in [
+            ("mem_total_per_gpu", "mem_total"),
+            ("mem_static_per_gpu", "mem_static"),
+            ("mem_activations_per_gpu", "mem_activations"),
+            ("mem_logits_per_gpu", "mem_logits"),
+        ]:
+            assert r[per_gpu] == pytest.approx(r[whole], rel=1e-12), (s.name, per_gpu)
+        assert r["pipeline_bubble"] == 0
+        assert r["chk_mem_fits"] == int(r["mem_total"] <= r["gpu_mem_bytes"])
+        checked += 1
+    assert checked == 3
 
 
 def test_gradient_accumulation_uses_dp():
