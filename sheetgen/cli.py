@@ -34,7 +34,9 @@ def _run_flags() -> list[tuple[str, str, str]]:
     for key, (kind, default, doc) in RUN_FIELDS.items():
         accepted = " | ".join(CHOICES[key]) if kind == "choice" else ""
         text = f"{doc} [{accepted}]" if accepted else doc
-        flags.append((_flag(key), key, f"{text} (default {default})"))
+        # A default of None is derived from other settings; the description says how.
+        suffix = "" if default is None else f" (default {default})"
+        flags.append((_flag(key), key, f"{text}{suffix}"))
     return flags
 
 

@@ -122,12 +122,25 @@ class Model:
         return self.kv_lora_rank > 0
 
 
-HARDWARE_FIELDS = ("peak_bf16_tflops", "peak_fp8_tflops", "mem_gb", "hbm_tbps", "tdp_w")
+HARDWARE_FIELDS = (
+    "peak_bf16_tflops",
+    "peak_fp8_tflops",
+    "mem_gb",
+    "hbm_tbps",
+    "tdp_w",
+    "intra_node_gb_per_s",
+    "inter_node_gb_per_s",
+)
 
 
 @dataclass(frozen=True)
 class Hardware:
-    """One accelerator: dense peaks in TFLOP/s, memory in GB, bandwidth in TB/s."""
+    """One accelerator: dense peaks in TFLOP/s, memory in GB, bandwidth in TB/s.
+
+    Link bandwidths are GB/s per GPU in one direction: ``intra_node_gb_per_s``
+    inside a node (NVLink, Infinity Fabric, PCIe, TPU ICI), ``inter_node_gb_per_s``
+    between nodes (the GPU's share of the node's network adapters, TPU DCN).
+    """
 
     id: str
     name: str
@@ -136,6 +149,8 @@ class Hardware:
     mem_gb: float
     hbm_tbps: float
     tdp_w: float
+    intra_node_gb_per_s: float
+    inter_node_gb_per_s: float
     sources: tuple[tuple[str, str], ...] = ()
 
 
@@ -171,9 +186,11 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "kv_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
 }
 
-# key: (kind, default, description with source).  kind: int | float | fraction | choice
+# key: (kind, default, description with source).
+# kind: int (whole, >= 1 unless INT_RANGES says otherwise) | float | fraction (0, 1]
+#       | share [0, 1) | choice.  A default of None is derived from other fields (Run).
 RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
-    "n_gpus": ("int", 8, "GPUs training one model replica set (data parallel, no sharding)"),
+    "n_gpus": ("int", 8, "GPUs training together (= dp x tp x pp x cp)"),
     "train_tokens": ("int", 1_000_000_000_000, "tokens seen in training (D)"),
     "seq_len": ("int", 4096, "training sequence length (s)"),
     "micro_batch": ("int", 1, "sequences per forward pass on one GPU (b)"),
@@ -244,6 +261,66 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     ),
     "logits_bytes": ("float", 4, "bytes per logit value: FP32 cross-entropy (seed 000 section 6)"),
     "dropout_mask_bytes": ("float", 1, "bytes per dropout-mask value (Korthikanti et al. 2022)"),
+    # Multi-GPU layout (Parallelism sheet).  The defaults keep every single-GPU key
+    # unchanged: no model sharding, all GPUs data parallel.
+    "dp": (
+        "int",
+        None,
+        "data-parallel degree (default: n_gpus / (tp x pp x cp); Megatron-LM's layout "
+        "n = dp x tp x pp x cp)",
+    ),
+    "tp": ("int", 1, "tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019)"),
+    "pp": ("int", 1, "pipeline-parallel stages (1F1B schedule, Narayanan et al. 2021)"),
+    "cp": ("int", 1, "context-parallel degree: the sequence split over cp GPUs (ring attention)"),
+    "ep": ("int", 1, "expert-parallel degree: routed experts split over ep GPUs (MoE only)"),
+    "zero_stage": (
+        "int",
+        0,
+        "ZeRO stage 0-3 (Rajbhandari et al. 2020): 1 shards optimizer states and master "
+        "weights over data parallel, 2 also gradients, 3 also weights (= FSDP full sharding)",
+    ),
+    "sequence_parallel": (
+        "int",
+        0,
+        "1: sequence parallelism splits the activations tensor parallelism leaves whole "
+        "(Korthikanti et al. 2022)",
+    ),
+    "pp_microbatches": (
+        "int",
+        None,
+        "micro-batches per optimizer step per pipeline, m (default: global batch / "
+        "(micro-batch x dp x sequence length), i.e. the gradient-accumulation steps)",
+    ),
+    "pp_virtual_stages": (
+        "int",
+        1,
+        "model chunks per pipeline GPU, v (interleaved 1F1B, Narayanan et al. 2021; 1 = plain)",
+    ),
+    "gpus_per_node": (
+        "int",
+        8,
+        "GPUs sharing the intra-node link (8 in DGX/HGX H100 and MI300X platforms; "
+        "for TPUs the chips of one ICI slice)",
+    ),
+    "mem_headroom": (
+        "share",
+        0.1,
+        "share of GPU memory kept free for fragmentation, temporary and communication "
+        "buffers the model does not count (seed 000 section 3 leaves them out); a planning "
+        "margin, not a measured value",
+    ),
+    "compute_efficiency": (
+        "fraction",
+        0.6,
+        "share of the dense peak busy compute kernels sustain, before pipeline bubbles and "
+        "exposed communication; a planning assumption (large BF16 GEMMs reach roughly "
+        "0.6-0.8 of dense peak), replace with your kernel benchmarks",
+    ),
+}
+# Whole-number settings whose accepted range is not ">= 1".
+INT_RANGES: dict[str, tuple[int, int | None]] = {
+    "zero_stage": (0, 3),
+    "sequence_parallel": (0, 1),
 }
 RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
 # Number settings where 0 is meaningful (free GPUs, no quantization scales, no overhead).
@@ -279,6 +356,35 @@ class Run:
     overhead_bytes: float = RUN_DEFAULTS["overhead_bytes"]
     logits_bytes: float = RUN_DEFAULTS["logits_bytes"]
     dropout_mask_bytes: float = RUN_DEFAULTS["dropout_mask_bytes"]
+    dp: int = RUN_DEFAULTS["dp"]  # None: derived in __post_init__
+    tp: int = RUN_DEFAULTS["tp"]
+    pp: int = RUN_DEFAULTS["pp"]
+    cp: int = RUN_DEFAULTS["cp"]
+    ep: int = RUN_DEFAULTS["ep"]
+    zero_stage: int = RUN_DEFAULTS["zero_stage"]
+    sequence_parallel: int = RUN_DEFAULTS["sequence_parallel"]
+    pp_microbatches: int = RUN_DEFAULTS["pp_microbatches"]  # None: derived
+    pp_virtual_stages: int = RUN_DEFAULTS["pp_virtual_stages"]
+    gpus_per_node: int = RUN_DEFAULTS["gpus_per_node"]
+    mem_headroom: float = RUN_DEFAULTS["mem_headroom"]
+    compute_efficiency: float = RUN_DEFAULTS["compute_efficiency"]
+
+    def __post_init__(self) -> None:
+        # dp defaults to the GPUs left after model parallelism; it must divide evenly.
+        if self.dp is None:
+            model_parallel = self.tp * self.pp * self.cp
+            if self.n_gpus % model_parallel:
+                raise SheetgenError(
+                    "dp",
+                    f"not given and n_gpus {self.n_gpus} is not a multiple of "
+                    f"tp x pp x cp = {self.tp} x {self.pp} x {self.cp} = {model_parallel}; "
+                    "set dp, or change n_gpus, tp, pp or cp",
+                )
+            object.__setattr__(self, "dp", self.n_gpus // model_parallel)
+        # m defaults to the whole micro-batches one pipeline runs per step (>= 1).
+        if self.pp_microbatches is None:
+            per_step = self.global_batch_tokens // (self.seq_len * self.micro_batch * self.dp)
+            object.__setattr__(self, "pp_microbatches", max(1, per_step))
 
 
 @dataclass(frozen=True)
@@ -378,8 +484,10 @@ def _run_value(key: str, value: Any) -> Any:
     kind, _default, _doc = RUN_FIELDS[key]
     if kind == "int":
         n = parse_count(value, key)
-        if n < 1:
-            raise SheetgenError(key, f"must be a whole number >= 1, got {value!r}")
+        low, high = INT_RANGES.get(key, (1, None))
+        if n < low or (high is not None and n > high):
+            accepted = f">= {low}" if high is None else f"from {low} to {high}"
+            raise SheetgenError(key, f"must be a whole number {accepted}, got {value!r}")
         return n
     if kind == "choice":
         if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
@@ -389,6 +497,10 @@ def _run_value(key: str, value: Any) -> Any:
     if kind == "fraction":
         if not 0 < number <= 1:
             raise SheetgenError(key, f"must be a fraction in (0, 1], got {value!r}")
+        return number
+    if kind == "share":
+        if not 0 <= number < 1:
+            raise SheetgenError(key, f"must be a share in [0, 1), got {value!r}")
         return number
     if key in NONNEGATIVE_FIELDS and number < 0:
         raise SheetgenError(key, f"must be >= 0, got {value!r}")
@@ -409,7 +521,10 @@ def make_run(settings: dict[str, Any], where: str = "") -> Run:
             values[key] = _run_value(key, value)
         except SheetgenError as e:
             raise SheetgenError(f"{where}{e.field}", e.message) from None
-    return Run(**values)
+    try:
+        return Run(**values)
+    except SheetgenError as e:
+        raise SheetgenError(f"{where}{e.field}", e.message) from None
 
 
 def make_model(spec: dict[str, Any], where: str = "model") -> Model:
@@ -539,6 +654,7 @@ def with_overrides(model: Model, overrides: dict[str, Any], where: str = "model"
 
 __all__ = [
     "CHOICES",
+    "INT_RANGES",
     "Hardware",
     "Model",
     "Recipe",

@@ -9,6 +9,7 @@ from sheetgen import presets
 from sheetgen.errors import SheetgenError
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import (
+    HARDWARE_FIELDS,
     Scenario,
     make_hardware,
     make_run,
@@ -48,11 +49,7 @@ def _hardware(spec: Any, where: str):
             merged = {
                 "id": f"{hw.id}-custom",
                 "name": f"{hw.name} (custom)",
-                "peak_bf16_tflops": hw.peak_bf16_tflops,
-                "peak_fp8_tflops": hw.peak_fp8_tflops,
-                "mem_gb": hw.mem_gb,
-                "hbm_tbps": hw.hbm_tbps,
-                "tdp_w": hw.tdp_w,
+                **{key: getattr(hw, key) for key in HARDWARE_FIELDS},
             }
             merged.update(spec)
             spec = merged

@@ -48,6 +48,8 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "mem_gb": hw.mem_gb,
                     "hbm_tbps": hw.hbm_tbps,
                     "tdp_w": hw.tdp_w,
+                    "intra_node_gb_s": hw.intra_node_gb_per_s,
+                    "inter_node_gb_s": hw.inter_node_gb_per_s,
                     "as_of": docs[hid].get("as_of", ""),
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
@@ -131,9 +133,15 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     lines = []
     for s in scenarios:
         r = compute(s)
+        fits = "fits" if r["fits_per_gpu"] else "does not fit"
+        if r["n_gpus_min"]:
+            fewest = f"fewest GPUs {r['n_gpus_min']:,.0f}"
+        else:
+            fewest = "no GPU count fits this layout: raise tp/pp/cp or recompute"
         lines.append(
             f"  {s.name}: {r['params_total'] / 1e9:.2f}B params, "
-            f"{r['mem_total'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB, "
+            f"{r['mem_total_per_gpu'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB "
+            f"({fits}; {fewest}), "
             f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
             f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}"
         )

@@ -74,7 +74,16 @@ def test_untouched_workbook_passes(book: Path, engine: str) -> None:
     assert report.cells_compared == keyed_cells(len(report.scenarios))
     assert hashlib.sha256(book.read_bytes()).hexdigest() == before
     assert os.stat(book).st_mtime_ns == mtime
-    assert {f.key for f in report.findings} == {"chk_mem_fits", "chk_batch_divides"}
+    from sheetgen.reference.checks import WARNING_FLAGS
+
+    expected_warnings = {
+        (key, s.name)
+        for s in load_scenarios(default_scenario_path())
+        for key, value in compute(s).items()
+        if key in WARNING_FLAGS and value == 0
+    }
+    assert {(f.key, f.scenario) for f in report.findings} == expected_warnings
+    assert all(f.kind == "warning" for f in report.findings)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -172,7 +181,8 @@ def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(main, ["check", str(book), "--engine", "formulas"])
     assert ok.exit_code == 0, ok.output
-    assert ok.output.strip().splitlines()[-1].startswith(f"OK: {keyed_cells(3)} cells")
+    n = len(load_scenarios(default_scenario_path()))
+    assert ok.output.strip().splitlines()[-1].startswith(f"OK: {keyed_cells(n)} cells")
 
     def paste(wb):
         ws = wb["Schedule"]
@@ -259,6 +269,7 @@ def add_custom_model(wb, model_id: str = "my-13b") -> None:
     r = rows_of(inputs)
     inputs.cell(row=r["model"], column=5).value = model_id
     inputs.cell(row=r["n_gpus"], column=4).value = 16
+    inputs.cell(row=r["dp"], column=4).value = 16  # the layout must use every GPU (Checks)
     inputs.cell(row=r["seq_len"], column=4).value = 2048
     inputs.cell(row=r["recompute"], column=6).value = "full"
     inputs.cell(row=r["mfu"], column=6).value = 0.38

@@ -122,6 +122,11 @@ BAD_FLAGS = [
     (["--model", "llama-9"], "--model"),
     (["--hardware", "h900"], "--hardware"),
     (["--hardware", "a100-80gb", "--peak-dtype", "fp8"], "--peak-dtype"),
+    (["--gpus", "12", "--tp", "8"], "--dp"),
+    (["--zero-stage", "4"], "--zero-stage"),
+    (["--sequence-parallel", "2"], "--sequence-parallel"),
+    (["--tp", "0"], "--tp"),
+    (["--mem-headroom", "1"], "--mem-headroom"),
 ]
 
 
@@ -158,6 +163,10 @@ BAD_FILES = {
                   "  - {name: a, model: llama3-8b, hardware: h100-sxm}\n", "duplicate scenario name"),
     "bad_hw": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: {base: h100-sxm, mem_gb: 0}}\n",
                "scenarios[1].hardware.mem_gb"),
+    "dp_divides": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm, n_gpus: 12, pp: 8}\n",
+                   "scenarios[1].dp: not given and n_gpus 12"),
+    "bad_link": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: {base: h100-sxm, "
+                 "inter_node_gb_per_s: 0}}\n", "scenarios[1].hardware.inter_node_gb_per_s"),
 }  # fmt: skip
 
 

@@ -427,7 +427,7 @@ def test_cli_inference_flags() -> None:
     "flag, value, message",
     [
         ("--inf-tp", "0", "--inf-tp: must be a whole number >= 1"),
-        ("--prompt-len", "-5", "--prompt-len: cannot read"),
+        ("--prompt-len", "-5", "--prompt-len: must be a whole number >= 1"),
         ("--quant-scale-bytes", "-0.1", "must be >= 0"),
         ("--inf-compute-eff", "1.5", "fraction in (0, 1]"),
         ("--inf-bw-eff", "0", "fraction in (0, 1]"),

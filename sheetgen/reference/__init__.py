@@ -13,6 +13,7 @@ from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
+from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.schedule import schedule
 from sheetgen.scenario import Scenario
@@ -25,6 +26,7 @@ SECTIONS = {
     "kv_cache": kv_cache,
     "inference": inference,
     "schedule": schedule,
+    "parallelism": parallelism,
     "checks": checks,
 }
 
@@ -50,6 +52,7 @@ __all__ = [
     "kv_cache",
     "memory",
     "mfu_from_throughput",
+    "parallelism",
     "params",
     "schedule",
     "throughput_from_mfu",

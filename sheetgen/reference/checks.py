@@ -8,7 +8,9 @@ that does not fit its GPUs) are shown beside it.
 from __future__ import annotations
 
 from sheetgen.reference.inference import inference
-from sheetgen.reference.memory import memory
+from sheetgen.reference.parallelism import parallelism
+from sheetgen.reference.params import params
+from sheetgen.reference.schedule import schedule
 from sheetgen.scenario import Scenario
 
 ERROR_FLAGS = (
@@ -21,15 +23,31 @@ ERROR_FLAGS = (
     "chk_counts_valid",
     "chk_choices_valid",
     "chk_amounts_valid",
+    "chk_layout_counts_valid",
     "chk_inf_eff_range",
+    "chk_layout_gpus",
+    "chk_parallel_options",
+    "chk_headroom_range",
+    "chk_compute_efficiency_range",
     "chk_no_errors",
 )
-WARNING_FLAGS = ("chk_mem_fits", "chk_batch_divides", "chk_inf_fits")
+WARNING_FLAGS = (
+    "chk_mem_fits",
+    "chk_batch_divides",
+    "chk_tp_divides_heads",
+    "chk_pp_divides_layers",
+    "chk_ep_divides_experts",
+    "chk_cp_divides_seq",
+    "chk_pp_microbatches_match",
+    "chk_inf_fits",
+)
 
 
 def checks(s: Scenario) -> dict[str, float]:
     m, run = s.model, s.run
-    mem = memory(s)
+    par = parallelism(s)
+    p = params(m)
+    tp, pp, cp, ep = run.tp, run.pp, run.cp, run.ep
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out = {
         "chk_model_found": 1,
@@ -38,16 +56,34 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_mfu_range": int(0 < run.mfu <= 1),
         "chk_goodput_range": int(0 < run.goodput <= 1),
         "chk_peak_available": int(peak > 0),
-        # Scenario validation already rejects what these three catch in the workbook.
+        # Scenario validation already rejects what these four catch in the workbook.
         "chk_counts_valid": 1,
         "chk_choices_valid": 1,
         "chk_amounts_valid": 1,
+        "chk_layout_counts_valid": 1,
         "chk_inf_eff_range": int(0 < run.inf_compute_eff <= 1 and 0 < run.inf_bw_eff <= 1),
+        "chk_layout_gpus": int(run.n_gpus == run.dp * tp * pp * cp),
+        "chk_parallel_options": int(
+            run.zero_stage in (0, 1, 2, 3) and run.sequence_parallel in (0, 1)
+        ),
+        "chk_headroom_range": int(0 <= run.mem_headroom < 1),
+        "chk_compute_efficiency_range": int(0 < run.compute_efficiency <= 1),
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
-        "chk_mem_fits": int(mem["mem_total"] <= s.hardware.mem_gb * 10**9),
+        # The layout's peak per GPU against the full capacity (no headroom): the
+        # single-GPU flag of the Memory sheet when nothing is sharded.
+        "chk_mem_fits": int(par["mem_total_per_gpu"] <= s.hardware.mem_gb * 10**9),
         "chk_batch_divides": int(
-            run.global_batch_tokens % (run.seq_len * run.micro_batch * run.n_gpus) == 0
+            run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
+        ),
+        "chk_tp_divides_heads": int(m.n_heads % tp == 0 and p["attn_kv_heads"] % tp == 0),
+        "chk_pp_divides_layers": int(m.n_layers % (pp * run.pp_virtual_stages) == 0),
+        "chk_ep_divides_experts": int(
+            m.n_experts % ep == 0 and (run.dp * cp) % ep == 0 if m.is_moe else ep == 1
+        ),
+        "chk_cp_divides_seq": int(run.seq_len % cp == 0),
+        "chk_pp_microbatches_match": int(
+            pp == 1 or run.pp_microbatches == schedule(s)["grad_accum_steps"]
         ),
         "chk_inf_fits": inference(s)["inf_fits"],
     }

@@ -30,6 +30,8 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     out["gpu_mem_bytes"] = hw.mem_gb * GIGA
     out["hbm_bytes_per_s"] = hw.hbm_tbps * TERA
     out["tdp_w"] = hw.tdp_w
+    out["intra_node_bytes_per_s"] = hw.intra_node_gb_per_s * GIGA
+    out["inter_node_bytes_per_s"] = hw.inter_node_gb_per_s * GIGA
     for f in fields(Run):
         out[f.name] = getattr(s.run, f.name)
     assert set(RUN_FIELDS) <= set(out)

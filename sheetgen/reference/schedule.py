@@ -2,8 +2,9 @@
 
 Training time = training FLOPs / (GPUs x peak x MFU) (seed 000 section 14,
 seed 003).  Wall-clock divides by goodput (share of time spent training).
-Data parallel over all GPUs: accumulation steps = sequences per step /
-(micro-batch x GPUs).
+Accumulation steps = sequences per step / (micro-batch x dp): global batch =
+micro-batch x accumulation x data-parallel replicas (seed 000 section 9); with
+no model parallelism dp = GPUs.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def schedule(s: Scenario) -> dict[str, float]:
     gpu_hours = run.n_gpus * wall * HOURS_PER_DAY
     return {
         "global_batch_seqs": seqs,
-        "grad_accum_steps": seqs / (run.micro_batch * run.n_gpus),
+        "grad_accum_steps": seqs / (run.micro_batch * run.dp),
         "steps": math.ceil(run.train_tokens / run.global_batch_tokens),
         "tokens_per_param": run.train_tokens / p["params_total"],
         "step_seconds": run.global_batch_tokens * f["flops_per_token"] / rate,

@@ -80,6 +80,8 @@ HARDWARE_COLUMNS = (
     "mem_gb",
     "hbm_tbps",
     "tdp_w",
+    "intra_node_gb_per_s",
+    "inter_node_gb_per_s",
 )
 RECIPE_COLUMNS = (
     "id",
@@ -204,11 +206,23 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
         dv = DataValidation(type="list", formula1=formula, allow_blank=False)
         dv.error = "Pick a value from the list (add presets on the Presets sheet)."
     elif kind == "int":
-        dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1")
-        dv.error = "A whole number of at least 1."
+        from sheetgen.scenario import INT_RANGES
+
+        low, high = INT_RANGES.get(row.key or "", (1, None))
+        if high is None:
+            dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1=str(low))
+            dv.error = f"A whole number of at least {low}."
+        else:
+            dv = DataValidation(
+                type="whole", operator="between", formula1=str(low), formula2=str(high)
+            )
+            dv.error = f"A whole number from {low} to {high}."
     elif kind == "fraction":
         dv = DataValidation(type="custom", formula1=f"AND({first_cell}>0,{first_cell}<=1)")
         dv.error = "A fraction in (0, 1], e.g. 40% or 0.4."
+    elif kind == "share":
+        dv = DataValidation(type="custom", formula1=f"AND({first_cell}>=0,{first_cell}<1)")
+        dv.error = "A share in [0, 1), e.g. 10% or 0.1."
     else:
         dv = DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0")
         dv.error = "A number of at least 0."
@@ -278,14 +292,20 @@ def write_sheet(
                 ws.cell(row=row_no, column=c).fill = section_fill
             row_no += 1
             continue
+        top = Alignment(vertical="top")
         ws.cell(row=row_no, column=1, value=r.key).font = Font(color="7F7F7F", size=9)
-        ws.cell(row=row_no, column=2, value=r.label)
-        ws.cell(row=row_no, column=3, value=r.unit)
+        ws.cell(row=row_no, column=1).alignment = top
+        ws.cell(row=row_no, column=2, value=r.label).alignment = top
+        ws.cell(row=row_no, column=3, value=r.unit).alignment = top
         words = ws.cell(row=row_no, column=words_col, value=r.explanation)
         words.alignment = Alignment(wrap_text=True, vertical="top")
-        ws.cell(row=row_no, column=words_col + 1, value=r.source).font = Font(
-            color="595959", size=9
-        )
+        # Viewers do not grow rows for wrapped text on load: size them for the explanation.
+        lines = -(-len(r.explanation or "") // styles.WORDS_CHARS_PER_LINE)
+        if lines > 1:
+            ws.row_dimensions[row_no].height = styles.LINE_HEIGHT_PT * lines
+        src = ws.cell(row=row_no, column=words_col + 1, value=r.source)
+        src.font = Font(color="595959", size=9)
+        src.alignment = top
         fmt = styles.NUMBER_FORMATS[r.fmt]
         for i, s in enumerate(scenarios):
             cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
@@ -299,7 +319,9 @@ def write_sheet(
                 if "[models." in (r.formula or "") or "[hardware." in (r.formula or ""):
                     cell.font = Font(color=styles.LOOKUP_FONT_COLOR, italic=True)
             cell.number_format = fmt
-            cell.alignment = Alignment(horizontal="right", wrap_text=r.fmt == "text")
+            cell.alignment = Alignment(
+                horizontal="right", vertical="top", wrap_text=r.fmt == "text"
+            )
             if r.name and not r.mirror:
                 name = f"{r.key}_{i + 1}"
                 ref = f"{quote_sheetname(t.sheet)}!${get_column_letter(cell.column)}${row_no}"
@@ -320,12 +342,16 @@ def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
     from openpyxl.styles import PatternFill
 
     from sheetgen.workbook import styles
+    from sheetgen.workbook.templates import check_keys
 
+    # fits_per_gpu is a headline 1/0 result coloured like a warning.
+    warnings = {*check_keys("warning"), "fits_per_gpu"}
+    flags = {*warnings, *check_keys("error"), "checks_ok"}
     row_no = FIRST_ROW
     for r in t.rows:
-        if r.key and (r.key.startswith("chk_") or r.key == "checks_ok") and r.fmt == "flag":
+        if r.key and (r.key.startswith("chk_") or r.key in flags) and r.fmt == "flag":
             rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
-            bad = styles.WARN_FILL if r.key in check_keys("warning") else styles.FAIL_FILL
+            bad = styles.WARN_FILL if r.key in warnings else styles.FAIL_FILL
             ws.conditional_formatting.add(
                 rng,
                 CellIsRule(

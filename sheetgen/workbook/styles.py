@@ -35,4 +35,8 @@ PASS_FILL = "C6EFCE"
 FAIL_FILL = "FFC7CE"
 WARN_FILL = "FFEB9C"
 
+# Wrapped explanations: characters per line in the words column, points per line.
+WORDS_CHARS_PER_LINE = 80
+LINE_HEIGHT_PT = 13
+
 COLUMN_WIDTHS = {"key": 28, "quantity": 42, "unit": 9, "scenario": 24, "words": 70, "source": 42}

@@ -12,8 +12,9 @@ A row is either a section heading (``section: Title``) or a quantity::
       constants: [3]               # numeric literals beyond 0, 1, 2 the formula may use
       name: true                   # also a workbook-scoped defined name per scenario
 
-Input rows have ``input: <kind>`` (int, fraction, number, choice) instead of a
-formula; choice inputs name their list with ``choices:`` (a preset table column
+Input rows have ``input: <kind>`` (int: whole >= 1, or the range
+``scenario.INT_RANGES`` gives; fraction: (0, 1]; share: [0, 1); number; choice)
+instead of a formula; choice inputs name their list with ``choices:`` (a preset table column
 such as ``[models.id]`` or a literal list).  Summary rows have ``mirror: true``:
 they show a key whose home is another sheet.
 

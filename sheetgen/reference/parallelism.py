@@ -1,0 +1,250 @@
+"""The Parallelism sheet: memory per GPU under a multi-GPU layout, the smallest GPU
+count that fits, communication per step and the pipeline bubble.
+
+Layout (Megatron-LM): n_gpus = dp x tp x pp x cp; expert parallelism (ep) splits
+the routed experts and is carved out of the dp x cp replicas.  Ranks are ordered
+tp, cp, ep, dp, pp (Megatron-LM's default order), so a group of size g whose
+ranks are k apart stays inside a node when g x k <= GPUs per node.
+
+Static memory (first pipeline stage, the usual peak: it holds the input
+embedding; the last stage holds the output layer instead):
+  parameters per GPU = (non-expert layer parameters / pp + embeddings) / tp
+                     + routed-expert parameters / (pp x ep x tp)
+  (Megatron-LM's theoretical memory divides whole layers by tp and pp; norms are
+  counted as split too, which they are not, but they are < 0.01% of a layer.)
+  ZeRO (Rajbhandari et al. 2020) over the dp x cp replicas (dp x cp / ep for expert
+  parameters): stage 1 shards FP32 master weights and optimizer states, stage 2
+  also gradients, stage 3 also the weights.
+
+Activations per GPU (Korthikanti et al. 2022, section 4): tensor parallelism
+splits the attention and MLP tensors (Q, K, V, O input, MLP tensors, scores) by
+tp; the norm inputs, the QKV and MLP inputs (and MLA latents) and the dropout
+masks stay whole unless sequence parallelism splits them by tp too.  For GPT-3
+with dropout and naive attention this is s b h (10 + 24/t + 5as/(ht)) without
+and s b h (34/t + 5as/(ht)) with sequence parallelism.  Context parallelism
+divides the sequence.  A 1F1B first stage keeps min(pp, m) micro-batches of its
+L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
+(Korthikanti et al. 2022, section 4.2.3, after Narayanan et al. 2021).
+
+Communication per optimizer step per GPU, first order, ring collectives (an
+all-reduce sends 2(d-1)/d of the buffer, all-gather / reduce-scatter (d-1)/d).
+"""
+
+from __future__ import annotations
+
+import math
+
+from sheetgen.reference.flops import flops
+from sheetgen.reference.memory import memory
+from sheetgen.reference.params import params
+from sheetgen.reference.schedule import schedule
+from sheetgen.scenario import Scenario
+
+GIGA = 10**9
+
+
+def _ring(d: float) -> float:
+    """(d - 1) / d: the share of a buffer each rank sends in a ring reduce-scatter."""
+    return (d - 1) / d
+
+
+def parallelism(s: Scenario) -> dict[str, float]:
+    m, run, hw = s.model, s.run, s.hardware
+    p = params(m)
+    mem = memory(s)
+    f = flops(s)
+    sch = schedule(s)
+    dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
+    zero, v, mb = run.zero_stage, run.pp_virtual_stages, run.pp_microbatches
+    seq, b, h = run.seq_len, run.micro_batch, m.hidden_size
+    act = mem["act_bytes"]
+    gpn = run.gpus_per_node
+
+    # Layout
+    sp_div = tp if run.sequence_parallel == 1 else 1
+    zero_group = dp * cp
+    zero_group_expert = dp * cp / ep
+    layers_per_stage = m.n_layers / pp
+    in_flight = min(pp, mb)
+    interleave = 1 + ((pp - 1) / (pp * v) if v > 1 else 0)
+
+    # Parameters per GPU
+    routed = p["n_moe_layers"] * m.n_experts * p["params_expert"]
+    nonexpert = p["params_layers"] - routed
+    outside = p["params_embedding"] + p["params_pos_embedding"]
+    if pp == 1:
+        outside += p["params_output"] + p["params_final_norm"]
+    per_gpu_dense = (nonexpert / pp + outside) / tp
+    per_gpu_expert = routed / (pp * ep * tp)
+    per_gpu = per_gpu_dense + per_gpu_expert
+    sharded = per_gpu_dense / zero_group + per_gpu_expert / zero_group_expert
+
+    # Static memory per GPU
+    w = mem["weight_bytes"] * (sharded if zero >= 3 else per_gpu)
+    g = (mem["grad_bytes"] + mem["grad_accum_bytes"]) * (sharded if zero >= 2 else per_gpu)
+    master = mem["master_bytes"] * (sharded if zero >= 1 else per_gpu)
+    opt = mem["optimizer_bytes"] * (sharded if zero >= 1 else per_gpu)
+    static = w + g + master + opt
+
+    # Activations per GPU
+    unsplit = 4 * h + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
+    masks = mem["mem_act_masks_layer"]
+
+    def layer(values: float) -> float:
+        kept = act * seq * b * ((values - unsplit) / tp + unsplit / sp_div)
+        return (kept + masks / sp_div) / cp
+
+    dense_layer = layer(mem["act_values_dense_layer"])
+    moe_layer = layer(mem["act_values_moe_layer"]) if m.is_moe else 0
+    scores_layer = mem["mem_act_scores_layer"] / (tp * cp)
+    input_layer = mem["mem_act_input_layer"] / (sp_div * cp)
+    naive = mem["attn_is_naive"]
+    layer_max = max(dense_layer, moe_layer) + naive * scores_layer
+    if run.recompute == "full":
+        kept_stage = layers_per_stage * input_layer
+        working = layer_max
+    else:
+        kept_stage = (p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer) / pp
+        if run.recompute == "none":
+            kept_stage += naive * layers_per_stage * scores_layer
+        working = 0
+    activations = kept_stage * in_flight * interleave + working
+    logits = mem["mem_logits"] / (tp * cp) if pp == 1 else 0
+
+    # Peak per GPU
+    total = static + activations + logits + run.overhead_bytes
+    gpu_mem = hw.mem_gb * GIGA
+    usable = gpu_mem * (1 - run.mem_headroom)
+
+    # Smallest GPU count: ZeRO-3 over data parallel, this layout's tp, pp, cp, ep.
+    shardable = mem["bytes_per_param"] * (per_gpu_dense + ep * per_gpu_expert) / cp
+    unshardable = activations + logits + run.overhead_bytes
+    if usable > unshardable:
+        dp_min = max(math.ceil(shardable / (usable - unshardable)), math.ceil(ep / cp))
+    else:
+        dp_min = 0
+    n_min = dp_min * tp * pp * cp
+    days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if n_min > 0 else 0
+
+    # Communication per step per GPU
+    if zero == 0:
+        dp_bytes_per_param = 2 * mem["grad_bytes"]
+    else:
+        dp_bytes_per_param = (mb if zero >= 2 else 1) * mem["grad_bytes"] + (
+            2 * mb if zero == 3 else 1
+        ) * mem["weight_bytes"]
+    comm_dp = dp_bytes_per_param * (
+        per_gpu_dense * _ring(zero_group) + per_gpu_expert * _ring(zero_group_expert)
+    )
+    collectives = 4 + (2 if run.recompute == "full" else 0)
+    hidden_mb = act * seq * b * h / cp  # one micro-batch's hidden states on one GPU
+    comm_tp = collectives * 2 * _ring(tp) * hidden_mb * layers_per_stage * mb
+    comm_pp = 2 * v * mb * hidden_mb / tp if pp > 1 else 0
+    kv_width = p["attn_kv_heads"] * (p["attn_qk_dim"] + p["attn_v_dim"])
+    comm_cp = 3 * _ring(cp) * act * seq * b * kv_width / tp * layers_per_stage * mb if cp > 1 else 0
+    comm_ep = (
+        collectives
+        * _ring(ep)
+        * m.experts_per_token
+        * hidden_mb
+        / sp_div
+        * p["n_moe_layers"]
+        / pp
+        * mb
+        if ep > 1
+        else 0
+    )
+    comm_total = comm_dp + comm_tp + comm_pp + comm_cp + comm_ep
+
+    intra = hw.intra_node_gb_per_s * GIGA
+    inter = hw.inter_node_gb_per_s * GIGA
+
+    def link(span: int) -> float:
+        return intra if span <= gpn else inter
+
+    bw_tp = link(tp)
+    bw_cp = link(tp * cp)
+    bw_ep = link(tp * cp * ep)
+    bw_dp = link(tp * cp * dp)
+    bw_pp = link(tp * cp * dp * pp)
+    t_dp, t_tp, t_pp = comm_dp / bw_dp, comm_tp / bw_tp, comm_pp / bw_pp
+    t_cp, t_ep = comm_cp / bw_cp, comm_ep / bw_ep
+    t_comm = t_dp + t_tp + t_pp + t_cp + t_ep
+
+    bubble = (pp - 1) / (v * mb + pp - 1)
+    step_tokens_flops = run.global_batch_tokens * f["flops_hw_per_token"]
+    t_compute = step_tokens_flops / (run.n_gpus * f["peak_flops"] * run.compute_efficiency)
+    t_pipeline = t_compute / (1 - bubble)
+    t_overlap = max(t_pipeline, t_comm)
+    t_serial = t_pipeline + t_comm
+    model_flops_step = run.global_batch_tokens * f["flops_per_token"]
+    peak_all = run.n_gpus * f["peak_flops"]
+
+    return {
+        "n_gpus_layout": dp * tp * pp * cp,
+        "sp_divisor": sp_div,
+        "zero_group": zero_group,
+        "zero_group_expert": zero_group_expert,
+        "layers_per_stage": layers_per_stage,
+        "micro_batches_in_flight": in_flight,
+        "interleave_factor": interleave,
+        "params_routed_experts": routed,
+        "params_layers_nonexpert": nonexpert,
+        "params_stage_outside": outside,
+        "params_per_gpu_dense": per_gpu_dense,
+        "params_per_gpu_expert": per_gpu_expert,
+        "params_per_gpu": per_gpu,
+        "params_per_gpu_sharded": sharded,
+        "mem_weights_per_gpu": w,
+        "mem_grads_per_gpu": g,
+        "mem_master_per_gpu": master,
+        "mem_optimizer_per_gpu": opt,
+        "mem_static_per_gpu": static,
+        "act_values_unsplit": unsplit,
+        "mem_act_dense_layer_gpu": dense_layer,
+        "mem_act_moe_layer_gpu": moe_layer,
+        "mem_act_scores_layer_gpu": scores_layer,
+        "mem_act_input_layer_gpu": input_layer,
+        "mem_act_layer_max_gpu": layer_max,
+        "mem_act_kept_stage": kept_stage,
+        "mem_act_working_gpu": working,
+        "mem_activations_per_gpu": activations,
+        "mem_logits_per_gpu": logits,
+        "mem_total_per_gpu": total,
+        "mem_usable_per_gpu": usable,
+        "mem_per_gpu_share": total / gpu_mem,
+        "fits_per_gpu": int(total <= usable),
+        "mem_shardable_bytes": shardable,
+        "mem_unshardable_per_gpu": unshardable,
+        "dp_min_zero3": dp_min,
+        "n_gpus_min": n_min,
+        "nodes_min": math.ceil(n_min / gpn),
+        "train_days_wall_at_min": days_at_min,
+        "dp_comm_bytes_per_param": dp_bytes_per_param,
+        "comm_dp_bytes": comm_dp,
+        "collectives_per_layer": collectives,
+        "act_hidden_microbatch_gpu": hidden_mb,
+        "comm_tp_bytes": comm_tp,
+        "comm_pp_bytes": comm_pp,
+        "comm_cp_bytes": comm_cp,
+        "comm_ep_bytes": comm_ep,
+        "comm_bytes_per_step_per_gpu": comm_total,
+        "link_tp_bytes_per_s": bw_tp,
+        "link_cp_bytes_per_s": bw_cp,
+        "link_ep_bytes_per_s": bw_ep,
+        "link_dp_bytes_per_s": bw_dp,
+        "link_pp_bytes_per_s": bw_pp,
+        "comm_dp_seconds": t_dp,
+        "comm_tp_seconds": t_tp,
+        "comm_pp_seconds": t_pp,
+        "comm_cp_seconds": t_cp,
+        "comm_ep_seconds": t_ep,
+        "comm_seconds_per_step": t_comm,
+        "pipeline_bubble": bubble,
+        "step_compute_seconds": t_compute,
+        "step_pipeline_seconds": t_pipeline,
+        "step_seconds_overlap": t_overlap,
+        "step_seconds_no_overlap": t_serial,
+        "mfu_implied_overlap": model_flops_step / (peak_all * t_overlap),
+        "mfu_implied_no_overlap": model_flops_step / (peak_all * t_serial),
+    }

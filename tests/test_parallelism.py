@@ -1,0 +1,573 @@
+"""Multi-GPU planning: the Parallelism sheet, its inputs and checks.
+
+* published figures reproduced by the reference: the ZeRO paper's 7.5B / 64-GPU
+  example, Korthikanti et al.'s tensor- and sequence-parallel activation formulas,
+  Llama 3 405B's layout (TP 8, PP 16, DP 128 on 16,384 H100s);
+* the workbook, recalculated in LibreOffice and in the formulas engine, equals
+  the reference for every key across a matrix of layouts (ZeRO 0-3, tp 1/2/8,
+  pp 1/4/16, cp > 1, sequence parallelism, interleaving, MoE with ep > 1);
+* scenario parsing: dp derived from n_gpus, one-line errors.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from helpers import mismatches
+
+from sheetgen.errors import SheetgenError
+from sheetgen.reference import compute
+from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+
+GB = 10**9
+TB = 10**12
+
+
+def calc(name: str, **settings: Any) -> dict[str, Any]:
+    settings.setdefault("hardware", "h100-sxm")
+    r = dict(compute(scenario_from_dict({"name": name, **settings})))
+    r["_scenario"] = name
+    return r
+
+
+def expect(r: dict[str, Any], key: str, expected: float, **tol: float) -> None:
+    got = r[key]
+    assert got == pytest.approx(expected, **tol), (
+        f"{r['_scenario']}: {key}={got!r}, expected {expected!r} ({tol})"
+    )
+
+
+# ---------------------------------------------------------------------------
+# ZeRO paper (Rajbhandari et al. 2020, figure 1): Psi = 7.5B parameters, Nd = 64
+# data-parallel GPUs, K = 12 optimizer bytes (FP32 master weights + Adam m, v)
+# with 2 + 2 bytes of FP16 weights and gradients: 16 bytes per parameter.
+# Baseline 120 GB; stage 1 (P_os) 31.4 GB; stage 2 (P_os+g) 16.6 GB; stage 3 1.9 GB.
+
+# A one-layer toy with exactly 7.5B parameters (tests/test_reference_seeds.py builds
+# the same family): h = 1000, gated MLP F = 1000, tied embedding, V chosen to fit.
+_TOY_FIXED = 4 * 1000**2 + 3 * 1000 * 1000 + 3 * 1000
+ZERO_MODEL = {
+    "id": "zero-paper-7.5b",
+    "n_layers": 1,
+    "hidden_size": 1000,
+    "n_heads": 8,
+    "ffn_size": 1000,
+    "vocab_size": (7_500_000_000 - _TOY_FIXED) // 1000,
+    "tied_embeddings": 1,
+}
+ZERO_PAPER = [(0, 120.0, 0.05), (1, 31.4, 0.05), (2, 16.6, 0.05), (3, 1.9, 0.05)]
+
+
+@pytest.mark.parametrize("stage, gb, tol", ZERO_PAPER, ids=[f"stage{z}" for z, _, _ in ZERO_PAPER])
+def test_zero_paper_7_5b_on_64_gpus(stage, gb, tol):
+    r = calc(f"ZeRO-{stage} 7.5B x 64", model=ZERO_MODEL, n_gpus=64, zero_stage=stage)
+    expect(r, "params_total", 7.5e9, abs=0)
+    expect(r, "bytes_per_param", 16, abs=0)
+    expect(r, "dp", 64, abs=0)
+    expect(r, "mem_static_per_gpu", gb * GB, abs=tol * GB)
+    # The closed forms of the paper: (2 + 2 + K) Psi, 2Psi + 2Psi + K Psi / Nd,
+    # 2Psi + (2 + K) Psi / Nd, (2 + 2 + K) Psi / Nd.
+    psi, k, nd = 7.5e9, 12, 64
+    exact = [(4 + k) * psi, 4 * psi + k * psi / nd, 2 * psi + (2 + k) * psi / nd]
+    exact.append((4 + k) * psi / nd)
+    expect(r, "mem_static_per_gpu", exact[stage], rel=1e-12)
+
+
+def test_zero_communication_is_2x_then_3x():
+    """ZeRO section 7: stages 1 and 2 move 2 Psi per step like plain data parallelism,
+    stage 3 moves 3 Psi (one micro-batch per step)."""
+    vols = {}
+    for stage in range(4):
+        r = calc(
+            f"ZeRO-{stage} comm",
+            model=ZERO_MODEL,
+            n_gpus=64,
+            zero_stage=stage,
+            pp_microbatches=1,
+        )
+        vols[stage] = r["comm_dp_bytes"]
+        psi = 7.5e9 * 2  # FP16 bytes
+        expect(r, "comm_dp_bytes", (3 if stage == 3 else 2) * psi * 63 / 64, rel=1e-12)
+    assert vols[3] / vols[0] == pytest.approx(1.5)
+
+
+# ---------------------------------------------------------------------------
+# Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+# Models": activations per layer with tensor parallelism t (GPT-3 style, dropout,
+# naive attention), equations 2-4 and section 5:
+#   no SP:            s b h (10 + 24/t + 5 a s / (h t))
+#   SP:               s b h (34/t + 5 a s / (h t))
+#   SP + selective:   s b h 34 / t
+GPT3 = {"model": "gpt3-175b", "hardware": "a100-80gb", "seq_len": 2048, "attention": "naive"}
+
+
+# Sequence parallelism needs tp > 1, so (t = 1, SP) is not a case.
+@pytest.mark.parametrize("t, sp", [(1, 0), (2, 0), (8, 0), (2, 1), (8, 1)])
+def test_korthikanti_tensor_and_sequence_parallel_activations(t, sp):
+    r = calc(f"GPT-3 t={t} sp={sp}", **GPT3, n_gpus=8, tp=t, sequence_parallel=sp)
+    s, b, h, a = 2048, 1, 12288, 96
+    if sp:
+        per_layer = s * b * h * (34 / t + 5 * a * s / (h * t))
+    else:
+        per_layer = s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
+    expect(r, "mem_act_dense_layer_gpu", per_layer - 5 * a * s * s * b / t, rel=1e-12)
+    expect(r, "mem_activations_per_gpu", 96 * per_layer, rel=1e-12)
+
+
+@pytest.mark.parametrize("t", [2, 8])
+def test_korthikanti_selective_recompute_with_sp(t):
+    r = calc(
+        f"GPT-3 selective t={t}",
+        **GPT3,
+        n_gpus=8,
+        tp=t,
+        sequence_parallel=1,
+        recompute="selective",
+    )
+    expect(r, "mem_activations_per_gpu", 96 * 34 * 2048 * 12288 / t, rel=1e-12)
+
+
+def test_korthikanti_full_recompute_with_sp_keeps_2sbh_over_t():
+    r = calc("GPT-3 full t=8", **GPT3, n_gpus=8, tp=8, sequence_parallel=1, recompute="full")
+    expect(r, "mem_act_input_layer_gpu", 2 * 2048 * 12288 / 8, rel=1e-12)
+
+
+def test_korthikanti_pipeline_first_stage_keeps_whole_model_of_activations():
+    """Section 4.2.3: with 1F1B the first stage holds p micro-batches of L/p layers,
+    i.e. L layers' worth; interleaving multiplies that by 1 + (p-1)/(p m)."""
+    base = dict(**GPT3, n_gpus=64, tp=8, sequence_parallel=1, recompute="selective")
+    flat = calc("GPT-3 tp8", **base)
+    r = calc("GPT-3 tp8 pp8", **{**base, "pp": 8, "pp_microbatches": 64})
+    expect(r, "micro_batches_in_flight", 8, abs=0)
+    expect(r, "mem_activations_per_gpu", flat["mem_activations_per_gpu"], rel=1e-12)
+    r2 = calc(
+        "GPT-3 tp8 pp8 v2", **{**base, "pp": 8, "pp_microbatches": 64, "pp_virtual_stages": 2}
+    )
+    expect(r2, "mem_activations_per_gpu", flat["mem_activations_per_gpu"] * (1 + 7 / 16), rel=1e-12)
+    # Fewer micro-batches than stages: only m are in flight.
+    r3 = calc("GPT-3 tp8 pp8 m4", **{**base, "pp": 8, "pp_microbatches": 4})
+    expect(r3, "mem_activations_per_gpu", flat["mem_activations_per_gpu"] * 4 / 8, rel=1e-12)
+
+
+def test_pipeline_bubble_narayanan():
+    """Narayanan et al. 2021: bubble / ideal = (p-1)/m, (p-1)/(v m) interleaved."""
+    base = {"model": "llama3-70b", "n_gpus": 64, "tp": 8, "pp": 8, "pp_microbatches": 32}
+    r = calc("bubble", **base)
+    expect(r, "pipeline_bubble", 7 / (32 + 7), rel=1e-12)
+    assert r["pipeline_bubble"] / (1 - r["pipeline_bubble"]) == pytest.approx(7 / 32)
+    r = calc("bubble v4", **base, pp_virtual_stages=4)
+    assert r["pipeline_bubble"] / (1 - r["pipeline_bubble"]) == pytest.approx(7 / (4 * 32))
+
+
+# ---------------------------------------------------------------------------
+# Llama 3 405B (Llama 3 paper, table 4): TP 8, CP 1, PP 16, DP 128 on 16,384 H100s,
+# 8,192-token sequences, 16M-token batch.  Unsharded static memory is about 6.5 TB
+# (seed 000 section 5: 6,480 GB at 16 B/param for a nominal 405B).
+
+LLAMA3_405B = {
+    "model": "llama3-405b",
+    "hardware": "h100-sxm",
+    "n_gpus": 16384,
+    "tp": 8,
+    "pp": 16,
+    "seq_len": 8192,
+    "global_batch_tokens": "16Mi",
+    "sequence_parallel": 1,
+}
+
+
+def test_llama3_405b_layout_parses():
+    r = calc("405B layout", **LLAMA3_405B)
+    expect(r, "dp", 128, abs=0)
+    expect(r, "pp_microbatches", 16, abs=0)  # 2,048 sequences / 128 replicas
+    expect(r, "grad_accum_steps", 16, abs=0)
+    expect(r, "chk_layout_gpus", 1, abs=0)
+    expect(r, "mem_static", 6.5 * TB, abs=0.05 * TB)
+
+
+def _llama3_405b_static_by_hand(stage: int) -> float:
+    """Per-GPU static bytes for the first stage, from the published architecture."""
+    h, v, layers = 16384, 128256, 126
+    attn = 2 * h * 128 * 128 + 2 * h * 8 * 128
+    per_layer = attn + 3 * h * 53248 + 2 * h
+    n = (layers * per_layer / 16 + v * h) / 8  # layers over pp, embedding on stage 1, / tp
+    shard = n / 128
+    states = [
+        (2, n if stage < 3 else shard),
+        (2, n if stage < 2 else shard),
+        (12, n if stage < 1 else shard),
+    ]
+    return sum(bytes_ * count for bytes_, count in states)
+
+
+@pytest.mark.parametrize("stage", [0, 1, 2, 3])
+def test_llama3_405b_static_per_gpu_by_zero_stage(stage):
+    r = calc(f"405B ZeRO-{stage}", **LLAMA3_405B, zero_stage=stage)
+    expect(r, "mem_static_per_gpu", _llama3_405b_static_by_hand(stage), rel=1e-12)
+    # 3.40B parameters per GPU: 54.4 GB unsharded, 13.9 / 7.17 / 0.43 GB under ZeRO-1/2/3.
+    gb = [54.4, 13.9, 7.17, 0.425][stage]
+    expect(r, "mem_static_per_gpu", gb * GB, rel=0.01)
+    assert r["mem_static"] / r["mem_static_per_gpu"] > 100
+
+
+# Activations per GPU on the first stage with SP: 16 micro-batches of 126/16 layers
+# in flight = 126 layers' worth of one micro-batch, i.e. 126 x 2sb(6h + 2h_kv + 4F)/8
+# (no recomputation; flash attention keeps no scores, so selective = none) and
+# 126 x 2sbh/8 + one layer's working set under full recomputation.
+ACT_NONE = 126 * 2 * 8192 * (6 * 16384 + 2 * 1024 + 4 * 53248) / 8
+ACT_FULL = 126 * 2 * 8192 * 16384 / 8 + 2 * 8192 * (6 * 16384 + 2 * 1024 + 4 * 53248) / 8
+LLAMA3_405B_FIT = [
+    # (zero stage, recompute, activations, fits 80 GB with 10% headroom)
+    (0, "none", ACT_NONE, 0),
+    (0, "full", ACT_FULL, 1),
+    (1, "none", ACT_NONE, 0),
+    (1, "selective", ACT_NONE, 0),
+    (1, "full", ACT_FULL, 1),
+    (2, "full", ACT_FULL, 1),
+    (3, "none", ACT_NONE, 0),
+    (3, "full", ACT_FULL, 1),
+]
+
+
+@pytest.mark.parametrize(
+    "stage, recompute, act, fits",
+    LLAMA3_405B_FIT,
+    ids=[f"zero{z}-{rc}" for z, rc, _, _ in LLAMA3_405B_FIT],
+)
+def test_llama3_405b_per_gpu_memory_and_fit(stage, recompute, act, fits):
+    r = calc(f"405B ZeRO-{stage} {recompute}", **LLAMA3_405B, zero_stage=stage, recompute=recompute)
+    expect(r, "mem_activations_per_gpu", act, rel=1e-12)
+    expect(r, "mem_logits_per_gpu", 0, abs=0)  # logits sit on the last stage
+    total = _llama3_405b_static_by_hand(stage) + act + 1.5 * GB
+    expect(r, "mem_total_per_gpu", total, rel=1e-12)
+    expect(r, "mem_usable_per_gpu", 72 * GB, rel=1e-12)
+    expect(r, "fits_per_gpu", fits, abs=0)
+    expect(r, "fits_per_gpu", int(total <= 72 * GB), abs=0)
+
+
+def test_llama3_405b_smallest_gpu_count():
+    """With full recomputation the layout fits; ZeRO-3 over dp needs only a few replicas."""
+    r = calc("405B min", **LLAMA3_405B, zero_stage=1, recompute="full")
+    shardable = 16 * (r["params_per_gpu_dense"])
+    room = 72 * GB - r["mem_activations_per_gpu"] - 1.5 * GB
+    expect(r, "dp_min_zero3", math.ceil(shardable / room), abs=0)
+    expect(r, "n_gpus_min", r["dp_min_zero3"] * 128, abs=0)
+    expect(r, "nodes_min", r["n_gpus_min"] / 8, abs=0)
+    assert r["n_gpus_min"] < 16384
+    # Without recomputation the activations alone overflow 72 GB: no dp helps.
+    r = calc("405B min none", **LLAMA3_405B, zero_stage=1, recompute="none")
+    expect(r, "n_gpus_min", 0, abs=0)
+
+
+def test_n_gpus_min_makes_the_layout_fit():
+    """At dp = dp_min with ZeRO-3 the peak fits; at dp_min - 1 it does not."""
+    base = {"model": "llama3-70b", "seq_len": 4096, "recompute": "full", "tp": 4, "pp": 2}
+    r = calc("70B min", **base, n_gpus=64, zero_stage=3)
+    d = r["dp_min_zero3"]
+    assert d > 1
+    at = calc("70B at min", **base, n_gpus=d * 8, zero_stage=3, pp_microbatches=1)
+    below = calc("70B below min", **base, n_gpus=(d - 1) * 8, zero_stage=3, pp_microbatches=1)
+    expect(at, "fits_per_gpu", 1, abs=0)
+    expect(below, "fits_per_gpu", 0, abs=0)
+
+
+# ---------------------------------------------------------------------------
+# Defaults change nothing; dp drives gradient accumulation
+
+
+def test_defaults_keep_single_gpu_keys():
+    """With no model parallelism the per-GPU keys equal the single-GPU Memory sheet."""
+    checked = 0
+    for s in load_scenarios("presets/scenarios/default.yaml"):
+        if s.run.tp * s.run.pp * s.run.cp * s.run.ep > 1 or s.run.zero_stage:
+            continue
+        r = compute(s)
+        assert r["dp"] == r["n_gpus"]
+        for per_gpu, whole in [
+            ("mem_total_per_gpu", "mem_total"),
+            ("mem_static_per_gpu", "mem_static"),
+            ("mem_activations_per_gpu", "mem_activations"),
+            ("mem_logits_per_gpu", "mem_logits"),
+        ]:
+            assert r[per_gpu] == pytest.approx(r[whole], rel=1e-12), (s.name, per_gpu)
+        assert r["pipeline_bubble"] == 0
+        assert r["chk_mem_fits"] == int(r["mem_total"] <= r["gpu_mem_bytes"])
+        checked += 1
+    assert checked == 3
+
+
+def test_gradient_accumulation_uses_dp():
+    r = calc("acc", model="llama3-8b", n_gpus=64, tp=8, seq_len=8192, global_batch_tokens="4Mi")
+    expect(r, "dp", 8, abs=0)
+    expect(r, "grad_accum_steps", 512 / 8, abs=0)
+    expect(r, "chk_batch_divides", 1, abs=0)
+
+
+# ---------------------------------------------------------------------------
+# Scenario parsing
+
+
+def test_dp_not_dividing_is_one_line_error():
+    with pytest.raises(SheetgenError) as e:
+        scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 12, "tp": 8})
+    msg = str(e.value)
+    assert "dp" in msg and "12" in msg and "tp x pp x cp" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("zero_stage", 4), ("zero_stage", -1), ("sequence_parallel", 2), ("mem_headroom", 1)],
+)
+def test_parallel_inputs_out_of_range(field, value):
+    with pytest.raises(SheetgenError) as e:
+        scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm", field: value})
+    assert field in str(e.value)
+
+
+def test_explicit_dp_mismatch_is_flagged_not_rejected():
+    r = calc("mismatch", model="llama3-8b", n_gpus=100, dp=8, tp=2)
+    expect(r, "chk_layout_gpus", 0, abs=0)
+    expect(r, "checks_ok", 0, abs=0)
+
+
+def test_custom_hardware_needs_link_bandwidths():
+    spec = {
+        "name": "X",
+        "peak_bf16_tflops": 100,
+        "peak_fp8_tflops": 0,
+        "mem_gb": 10,
+        "hbm_tbps": 1,
+        "tdp_w": 0,
+    }
+    with pytest.raises(SheetgenError) as e:
+        scenario_from_dict({"model": "llama3-8b", "hardware": spec})
+    assert "intra_node_gb_per_s" in str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# The workbook equals the reference across a matrix of layouts
+
+
+def layout_items() -> list[dict]:
+    return [
+        {
+            "name": "8B tp2 sp zero1",
+            "model": "llama3-8b",
+            "hardware": "h100-sxm",
+            "n_gpus": 64,
+            "tp": 2,
+            "sequence_parallel": 1,
+            "zero_stage": 1,
+            "recompute": "selective",
+            "seq_len": 8192,
+        },
+        {
+            "name": "70B tp8 pp4 v2 zero2 full",
+            "model": "llama3-70b",
+            "hardware": "h100-sxm",
+            "n_gpus": 512,
+            "tp": 8,
+            "pp": 4,
+            "pp_virtual_stages": 2,
+            "zero_stage": 2,
+            "sequence_parallel": 1,
+            "recompute": "full",
+            "seq_len": 8192,
+        },
+        {
+            "name": "405B paper layout",
+            **LLAMA3_405B,
+            "zero_stage": 1,
+            "train_tokens": "15.6T",
+            "mfu": 0.41,
+        },
+        {
+            "name": "405B cp2 zero3 full",
+            **{**LLAMA3_405B, "n_gpus": 16384},
+            "cp": 2,
+            "zero_stage": 3,
+            "recompute": "full",
+            "train_tokens": "15.6T",
+        },
+        {
+            "name": "Mixtral ep8 pp4 zero3",
+            "model": "mixtral-8x7b",
+            "hardware": "h200",
+            "n_gpus": 64,
+            "pp": 4,
+            "ep": 8,
+            "zero_stage": 3,
+            "recompute": "selective",
+        },
+        {
+            "name": "DeepSeek-V3 pp16 ep64",
+            "model": "deepseek-v3",
+            "hardware": "h800",
+            "n_gpus": 2048,
+            "pp": 16,
+            "ep": 64,
+            "zero_stage": 1,
+            "seq_len": 4096,
+            "global_batch_tokens": 15360 * 4096,
+            "recompute": "full",
+            "peak_dtype": "fp8",
+        },
+        {
+            "name": "GPT-3 tp8 pp16 naive",
+            "model": "gpt3-175b",
+            "hardware": "a100-80gb",
+            "n_gpus": 1024,
+            "tp": 8,
+            "pp": 16,
+            "seq_len": 2048,
+            "attention": "naive",
+            "global_batch_tokens": 1536 * 2048,
+        },
+        {
+            "name": "GPT-3 tp2 cp2 naive selective",
+            "model": "gpt3-175b",
+            "hardware": "a100-40gb",
+            "n_gpus": 8,
+            "tp": 2,
+            "cp": 2,
+            "seq_len": 2048,
+            "attention": "naive",
+            "recompute": "selective",
+            "zero_stage": 3,
+            "sequence_parallel": 1,
+        },
+        {
+            "name": "8B on v5p tp4 zero3",
+            "model": "llama3-8b",
+            "hardware": "tpu-v5p",
+            "n_gpus": 64,
+            "tp": 4,
+            "zero_stage": 3,
+            "gpus_per_node": 64,
+            "recipe": "fp32-adam",
+        },
+        {
+            "name": "inconsistent layout",
+            "model": "llama2-7b",
+            "hardware": "rtx-4090",
+            "n_gpus": 100,
+            "dp": 8,
+            "tp": 3,
+            "pp": 5,
+            "ep": 2,
+            "cp": 3,
+            "pp_microbatches": 7,
+            "mem_headroom": 0,
+            "compute_efficiency": 1,
+            "recipe": "bf16-adam-fp32-grads",
+        },
+        {
+            "name": "Qwen cp4 tp2 mi300x",
+            "model": "qwen2.5-7b",
+            "hardware": "mi300x",
+            "n_gpus": 16,
+            "tp": 2,
+            "cp": 4,
+            "seq_len": 32768,
+            "global_batch_tokens": "4Mi",
+            "zero_stage": 2,
+            "recompute": "full",
+            "mem_headroom": 0.2,
+        },
+        {
+            "name": "Mixtral ep2 tp2 b200",
+            "model": "mixtral-8x7b",
+            "hardware": "b200",
+            "n_gpus": 32,
+            "tp": 2,
+            "pp": 1,
+            "ep": 2,
+            "zero_stage": 0,
+            "sequence_parallel": 1,
+            "micro_batch": 2,
+            "recompute": "none",
+        },
+    ]
+
+
+@pytest.fixture(scope="module")
+def layouts(tmp_path_factory: pytest.TempPathFactory):
+    import yaml
+
+    from sheetgen.workbook import write_workbook
+
+    folder = tmp_path_factory.mktemp("layouts")
+    spec = folder / "layouts.yaml"
+    spec.write_text(yaml.safe_dump({"scenarios": layout_items()}, sort_keys=False))
+    scenarios = load_scenarios(spec)
+    path = write_workbook(scenarios, folder / "layouts.xlsx", cache_values=False)
+    reference = {s.name: compute(s) for s in scenarios}
+    return path, scenarios, reference
+
+
+def test_layout_matrix_covers_every_option(layouts):
+    _, scenarios, _ = layouts
+    runs = [s.run for s in scenarios]
+    assert {r.zero_stage for r in runs} == {0, 1, 2, 3}
+    assert {1, 2, 8} <= {r.tp for r in runs}
+    assert {1, 4, 16} <= {r.pp for r in runs}
+    assert {0, 1} == {r.sequence_parallel for r in runs}
+    assert any(r.ep > 1 and s.model.is_moe for r, s in zip(runs, scenarios, strict=True))
+    assert any(r.cp > 1 for r in runs) and any(r.pp_virtual_stages > 1 for r in runs)
+    assert {"none", "selective", "full"} <= {r.recompute for r in runs}
+
+
+@pytest.fixture(scope="module")
+def layouts_lo(layouts):
+    from conftest import require_libreoffice
+
+    from sheetgen.recalc import values_libreoffice
+
+    require_libreoffice()
+    return values_libreoffice(layouts[0], timeout=240)
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("scenario", [i["name"] for i in layout_items()])
+def test_layouts_libreoffice_equals_reference(layouts, layouts_lo, scenario):
+    bad = mismatches(layouts_lo, layouts[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
+
+
+@pytest.fixture(scope="module")
+def layouts_formulas(layouts):
+    from sheetgen.recalc import recalc_formulas
+
+    return recalc_formulas(layouts[0])
+
+
+@pytest.mark.parametrize("scenario", [i["name"] for i in layout_items()])
+def test_layouts_formulas_engine_equals_reference(layouts, layouts_formulas, scenario):
+    bad = mismatches(layouts_formulas, layouts[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+
+
+def test_layouts_workbook_passes_lint(layouts):
+    from sheetgen.workbook.lint import lint_workbook
+
+    assert lint_workbook(layouts[0]) == []
+
+
+def test_parallelism_sheet_sits_between_schedule_and_checks():
+    from sheetgen.workbook.templates import load_templates
+
+    sheets = [t.sheet for t in load_templates()]
+    assert sheets.index("Schedule") + 1 == sheets.index("Parallelism")
+    assert sheets.index("Parallelism") + 1 == sheets.index("Checks")
+
+
+def test_every_hardware_preset_sources_its_link_bandwidths():
+    from sheetgen import presets
+
+    for hw in presets.hardware().values():
+        sources = dict(hw.sources)
+        for key in ("intra_node_gb_per_s", "inter_node_gb_per_s"):
+            assert getattr(hw, key) > 0, (hw.id, key)
+            assert len(sources.get(key, "")) > 20, f"{hw.id}: {key} has no source"
