@@ -40,6 +40,10 @@ Both engines return values in the shape produced by :func:`read_values`:
 Python scalar (``int``, ``float``, ``str``, ``bool``, ``None``) and error values
 are their strings such as ``"#DIV/0!"``.
 
+Dates (cells with a date number format, which openpyxl reads as ``datetime``)
+are returned as serial numbers of the Excel 1900 date system (45658 =
+2025-01-01), the numbers the formulas compute with.
+
 Workbook layout read (every sheet sheetgen writes): the header row is the first
 of rows 1..10 whose column A is exactly ``key``; columns B and C hold
 ``quantity`` and ``unit``; columns D, E, ... hold scenario names up to (not
@@ -158,8 +162,23 @@ def _layout_values(title: str, rows: Sequence[Sequence[object]]) -> Values:
         if not isinstance(key, str) or key.strip() == "":
             continue
         for col, scenario in scenarios:
-            out[(title, key, scenario)] = cell(r, col)
+            out[(title, key, scenario)] = _serial(cell(r, col))
     return out
+
+
+def _serial(value: object) -> object:
+    """Dates come back as spreadsheet serial numbers (Excel 1900 date system), as stored.
+
+    openpyxl turns a number in a date-formatted cell into a ``datetime``; sheetgen
+    compares dates as the numbers the formulas compute with.
+    """
+    import datetime as dt
+
+    if isinstance(value, (dt.datetime, dt.date)):
+        from openpyxl.utils.datetime import to_excel
+
+        return to_excel(value)
+    return value
 
 
 @contextlib.contextmanager

@@ -7,13 +7,16 @@ the templates: the workbook and this package share only keys and inputs.
 
 from __future__ import annotations
 
+from sheetgen.reference.budget import budget
 from sheetgen.reference.checks import checks
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
+from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
+from sheetgen.reference.sweeps import sweeps
 from sheetgen.scenario import Scenario
 
 SECTIONS = {
@@ -23,6 +26,9 @@ SECTIONS = {
     "flops": flops,
     "kv_cache": kv_cache,
     "schedule": schedule,
+    "phases": phases,
+    "budget": budget,
+    "sweeps": sweeps,
     "checks": checks,
 }
 
@@ -40,6 +46,7 @@ def compute(s: Scenario) -> dict[str, float | str]:
 
 
 __all__ = [
+    "budget",
     "compute",
     "checks",
     "flops",
@@ -48,6 +55,8 @@ __all__ = [
     "memory",
     "mfu_from_throughput",
     "params",
+    "phases",
     "schedule",
+    "sweeps",
     "throughput_from_mfu",
 ]

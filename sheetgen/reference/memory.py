@@ -111,4 +111,7 @@ def memory(s: Scenario) -> dict[str, float]:
         "mem_overhead": run.overhead_bytes,
         "mem_total": total,
         "mem_gpu_share": total / gpu_mem,
+        # Calibration: a pilot run's measured peak scales the modelled one.
+        "mem_overhead_factor": run.measured_peak_mem / total if run.measured_peak_mem > 0 else 1,
+        "mem_total_calibrated": run.measured_peak_mem if run.measured_peak_mem > 0 else total,
     }

@@ -206,6 +206,12 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
     elif kind == "int":
         dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1")
         dv.error = "A whole number of at least 1."
+    elif kind == "count":
+        dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="0")
+        dv.error = "A whole number of at least 0 (0 = unused)."
+    elif kind == "date":
+        dv = DataValidation(type="date", operator="greaterThanOrEqual", formula1="367")
+        dv.error = "A date (1901-01-01 or later), e.g. 2027-01-01."
     elif kind == "fraction":
         dv = DataValidation(type="custom", formula1=f"AND({first_cell}>0,{first_cell}<=1)")
         dv.error = "A fraction in (0, 1], e.g. 40% or 0.4."
@@ -325,11 +331,7 @@ def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
     for r in t.rows:
         if r.key and (r.key.startswith("chk_") or r.key == "checks_ok") and r.fmt == "flag":
             rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
-            bad = (
-                styles.WARN_FILL
-                if r.key in ("chk_mem_fits", "chk_batch_divides")
-                else styles.FAIL_FILL
-            )
+            bad = styles.WARN_FILL if r.key in check_keys("warning") else styles.FAIL_FILL
             ws.conditional_formatting.add(
                 rng,
                 CellIsRule(
