@@ -342,11 +342,13 @@ def _convert(
         indir.mkdir()
         outdir.mkdir()
         suffix = src.suffix.lower() or ".xlsx"
-        inp = indir / f"workbook{suffix}"
+        # The copy keeps the workbook's name (a footer may print it), made safe for a path.
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.stem).strip(".") or "workbook"
+        inp = indir / f"{stem}{suffix}"
         shutil.copyfile(src, inp)
         if prepare is not None:
             prepare(inp)
-        expected = outdir / f"workbook{out_suffix}"
+        expected = outdir / f"{stem}{out_suffix}"
         stdout_log, stderr_log = work / "stdout.log", work / "stderr.log"
 
         cmd = [

@@ -77,16 +77,16 @@ def _column_ref(wb: Workbook, layout: Layout, sheet: str, keys: list[str], i: in
     return Reference(wb[sheet], min_col=col, max_col=col, min_row=rows[0], max_row=rows[-1])
 
 
-def _categories(wb: Workbook, sheet: str, n: int) -> Any:
-    from openpyxl.chart import Reference
+def _set_categories(chart: Any, sheet: str, n: int) -> None:
+    """Scenario names (the header row) as text categories of every series."""
+    from openpyxl.chart.data_source import AxDataSource, StrRef
+    from openpyxl.utils import get_column_letter, quote_sheetname
 
-    return Reference(
-        wb[sheet],
-        min_col=FIRST_SCENARIO_COL,
-        max_col=FIRST_SCENARIO_COL + n - 1,
-        min_row=HEADER_ROW,
-        max_row=HEADER_ROW,
-    )
+    first = get_column_letter(FIRST_SCENARIO_COL)
+    last = get_column_letter(FIRST_SCENARIO_COL + n - 1)
+    ref = f"{quote_sheetname(sheet)}!${first}${HEADER_ROW}:${last}${HEADER_ROW}"
+    for series in chart.series:
+        series.cat = AxDataSource(strRef=StrRef(f=ref))
 
 
 def memory_chart(wb: Workbook, layout: Layout, n: int) -> Any:
@@ -102,7 +102,7 @@ def memory_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     bar.y_axis.majorGridlines = None
     for key, label in MEMORY_PARTS:
         bar.series.append(Series(_row_ref(wb, layout, key, n), title=label))
-    bar.set_categories(_categories(wb, "Memory", n))
+    _set_categories(bar, "Memory", n)
     line = LineChart()
     cap = Series(_row_ref(wb, layout, "gpu_mem_bytes", n), title="GPU memory (capacity)")
     cap.smooth = False
@@ -191,7 +191,7 @@ def cost_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     bar.y_axis.number_format = '"$"#,##0'
     for key, label in COST_PARTS:
         bar.series.append(Series(_row_ref(wb, layout, key, n), title=label))
-    bar.set_categories(_categories(wb, "Budget", n))
+    _set_categories(bar, "Budget", n)
     _show_axes(bar)
     return bar
 
@@ -221,7 +221,7 @@ def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], 
         chart.height = CHART_H_CM
         chart.legend.position = "b"
         ws.add_chart(chart, anchor)
-    _print_setup(ws, "Charts", 20)
+    _print_setup(ws, "Charts", 20, title_rows=False)
     ws.print_area = CHARTS_PRINT_AREA
 
 
@@ -327,7 +327,8 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
         "in words | source. Headline keys are also workbook names (train_days_1, cost_total_usd_2, "
         "...) other workbooks can link to.",
     ).alignment = Alignment(wrap_text=False)
-    _print_setup(ws, "About", 2)
+    _print_setup(ws, "About", 2, title_rows=False)
+    ws.print_area = f"A1:B{row}"
 
 
 def set_properties(wb: Workbook, scenarios: list[Scenario], generated: dt.datetime) -> None:
