@@ -122,6 +122,10 @@ BAD_FLAGS = [
     (["--model", "llama-9"], "--model"),
     (["--hardware", "h900"], "--hardware"),
     (["--hardware", "a100-80gb", "--peak-dtype", "fp8"], "--peak-dtype"),
+    (["--pue", "0.8"], "--pue"),
+    (["--start-date", "2025-02-30"], "--start-date"),
+    (["--price-basis", "spot"], "--price-basis"),
+    (["--contingency", "-1"], "--contingency"),
 ]
 
 

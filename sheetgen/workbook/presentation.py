@@ -284,9 +284,19 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
             "USD; dates are spreadsheet day numbers shown as YYYY-MM-DD.",
         ),
     ]
+    lines.append(
+        (
+            "Layout",
+            "Each sheet's columns: key | quantity | unit | one column per scenario | formula in "
+            "words | source. Headline keys are also workbook names (train_days_1, "
+            "cost_total_usd_2, ...) other workbooks can link to.",
+        )
+    )
     row = 3
     for label, text in lines:
-        ws.cell(row=row, column=1, value=label).font = Font(bold=True)
+        head = ws.cell(row=row, column=1, value=label)
+        head.font = Font(bold=True)
+        head.alignment = Alignment(vertical="top")
         cell = ws.cell(row=row, column=2, value=text)
         cell.alignment = Alignment(wrap_text=True, vertical="top")
         ws.row_dimensions[row].height = 15 * (1 + len(text) // 105)
@@ -319,16 +329,8 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
         ws.cell(row=row, column=1, value=sheet).font = Font(bold=True)
         ws.cell(row=row, column=2, value=text)
         row += 1
-    row += 1
-    ws.cell(
-        row=row,
-        column=1,
-        value="Each sheet's columns: key | quantity | unit | one column per scenario | formula "
-        "in words | source. Headline keys are also workbook names (train_days_1, cost_total_usd_2, "
-        "...) other workbooks can link to.",
-    ).alignment = Alignment(wrap_text=False)
     _print_setup(ws, "About", 2, title_rows=False)
-    ws.print_area = f"A1:B{row}"
+    ws.print_area = f"A1:B{row - 1}"
 
 
 def set_properties(wb: Workbook, scenarios: list[Scenario], generated: dt.datetime) -> None:
