@@ -152,12 +152,19 @@ def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
     help="where to write the workbook (default: output/<file name>.xlsx)",
 )
 @click.option("--force", is_flag=True, help="overwrite an existing file")
+@click.option(
+    "--pdf",
+    "pdf",
+    is_flag=True,
+    help="also write the Summary as a PDF beside the workbook (needs LibreOffice)",
+)
 @handle_errors
 def generate_cmd(
     scenario_file: str | None,
     from_workbook: str | None,
     output: str | None,
     force: bool,
+    pdf: bool,
     **flags: Any,
 ) -> None:
     """Write a planning workbook (.xlsx) with live formulas.
@@ -186,12 +193,65 @@ def generate_cmd(
         output = str(Path("output") / f"{stem}.xlsx")
     if from_workbook is not None and Path(output).resolve() == Path(from_workbook).resolve():
         raise SheetgenError("--output", "must differ from the --from workbook")
+    if pdf:
+        _pdf_target(Path(output).with_suffix(".pdf"), force)
     path = write_workbook(scenarios, Path(output), force=force)
     click.echo(f"wrote {path}")
     from sheetgen.tables import summary_lines
 
     for line in summary_lines(scenarios):
         click.echo(line)
+    if pdf:
+        click.echo(f"wrote {_write_pdf(path, path.with_suffix('.pdf'), ('Summary',))}")
+
+
+def _pdf_target(path: Path, force: bool) -> None:
+    if path.suffix.lower() != ".pdf":
+        raise SheetgenError("--output", f"{path} must end in .pdf")
+    if path.is_dir():
+        raise SheetgenError("--output", f"{path} is a directory")
+    if path.exists() and not force:
+        raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
+
+
+def _write_pdf(workbook: Path, target: Path, sheets: tuple[str, ...]) -> Path:
+    from sheetgen.recalc import RecalcError, export_pdf
+
+    try:
+        return export_pdf(workbook, target, sheets=sheets)
+    except RecalcError as e:
+        raise SheetgenError("pdf", str(e).splitlines()[0]) from None
+
+
+@main.command("pdf")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="where to write the PDF (default: the workbook's name with .pdf)",
+)
+@click.option(
+    "--sheet",
+    "sheets",
+    multiple=True,
+    help="sheet to print, repeatable, in workbook order (default: Summary)",
+)
+@click.option("--force", is_flag=True, help="overwrite an existing file")
+@handle_errors
+def pdf_cmd(workbook: str, output: str | None, sheets: tuple[str, ...], force: bool) -> None:
+    """Print sheets of a workbook (default: the Summary) to PDF through LibreOffice.
+
+    The workbook is recalculated first, so edits made in a spreadsheet show.
+    """
+    src = Path(workbook)
+    if not src.is_file():
+        raise SheetgenError(str(src), "workbook not found")
+    target = Path(output) if output else src.with_suffix(".pdf")
+    _pdf_target(target, force)
+    click.echo(f"wrote {_write_pdf(src, target, sheets or ('Summary',))}")
 
 
 @main.command("check")

@@ -40,6 +40,10 @@ Both engines return values in the shape produced by :func:`read_values`:
 Python scalar (``int``, ``float``, ``str``, ``bool``, ``None``) and error values
 are their strings such as ``"#DIV/0!"``.
 
+Dates (cells with a date number format, which openpyxl reads as ``datetime``)
+are returned as serial numbers of the Excel 1900 date system (45658 =
+2025-01-01), the numbers the formulas compute with.
+
 Workbook layout read (every sheet sheetgen writes): the header row is the first
 of rows 1..10 whose column A is exactly ``key``; columns B and C hold
 ``quantity`` and ``unit``; columns D, E, ... hold scenario names up to (not
@@ -56,6 +60,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import html
 import os
 import re
 import shutil
@@ -72,6 +77,7 @@ from typing import Any
 
 __all__ = [
     "RecalcError",
+    "export_pdf",
     "find_soffice",
     "libreoffice_available",
     "read_values",
@@ -158,8 +164,23 @@ def _layout_values(title: str, rows: Sequence[Sequence[object]]) -> Values:
         if not isinstance(key, str) or key.strip() == "":
             continue
         for col, scenario in scenarios:
-            out[(title, key, scenario)] = cell(r, col)
+            out[(title, key, scenario)] = _serial(cell(r, col))
     return out
+
+
+def _serial(value: object) -> object:
+    """Dates come back as spreadsheet serial numbers (Excel 1900 date system), as stored.
+
+    openpyxl turns a number in a date-formatted cell into a ``datetime``; sheetgen
+    compares dates as the numbers the formulas compute with.
+    """
+    import datetime as dt
+
+    if isinstance(value, (dt.datetime, dt.date)):
+        from openpyxl.utils.datetime import to_excel
+
+        return to_excel(value)
+    return value
 
 
 @contextlib.contextmanager
@@ -284,6 +305,114 @@ def _terminate_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
     proc.wait()
 
 
+def _soffice_or_raise() -> str:
+    soffice = find_soffice()
+    if soffice is None:
+        hint = os.environ.get("SHEETGEN_SOFFICE", "").strip()
+        detail = f"SHEETGEN_SOFFICE={hint!r} is not an executable" if hint else "not found"
+        raise RecalcError(
+            f"LibreOffice (soffice) {detail}; install LibreOffice or set SHEETGEN_SOFFICE"
+        )
+    return soffice
+
+
+def _convert(
+    src: Path,
+    convert_to: str,
+    out_suffix: str,
+    timeout: float,
+    valid: Any,
+    prepare: Any = None,
+) -> Path:
+    """Run ``soffice --convert-to convert_to`` on a copy of ``src`` and return the output.
+
+    Shared by every LibreOffice conversion: a fresh private profile that forces
+    recalculation on load, a copy of the input (``prepare(copy)`` may edit it),
+    the whole process group killed on timeout or exit, and the output checked
+    with ``valid(path)`` because LibreOffice exits 0 even when it wrote nothing.
+    The output is moved to a new temporary directory that the caller owns.
+    """
+    soffice = _soffice_or_raise()
+    work = Path(tempfile.mkdtemp(prefix="sheetgen-lo-"))
+    try:
+        profile = work / "profile"
+        (profile / "user").mkdir(parents=True)
+        (profile / "user" / "registrymodifications.xcu").write_text(_REGISTRY_XCU, encoding="utf-8")
+        indir, outdir = work / "in", work / "out"
+        indir.mkdir()
+        outdir.mkdir()
+        suffix = src.suffix.lower() or ".xlsx"
+        # The copy keeps the workbook's name (a footer may print it), made safe for a path.
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.stem).strip(".") or "workbook"
+        inp = indir / f"{stem}{suffix}"
+        shutil.copyfile(src, inp)
+        if prepare is not None:
+            prepare(inp)
+        expected = outdir / f"{stem}{out_suffix}"
+        stdout_log, stderr_log = work / "stdout.log", work / "stderr.log"
+
+        cmd = [
+            soffice,
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--norestore",
+            "--nologo",
+            "--nodefault",
+            "--nolockcheck",
+            "--convert-to",
+            convert_to,
+            "--outdir",
+            str(outdir),
+            str(inp),
+        ]
+        with open(stdout_log, "wb") as out_f, open(stderr_log, "wb") as err_f:
+            try:
+                proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_f,
+                    stderr=err_f,
+                    cwd=work,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise RecalcError(f"could not start LibreOffice ({soffice}): {exc}") from exc
+            try:
+                returncode = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise RecalcError(
+                    f"LibreOffice did not finish within {timeout:g} s converting "
+                    f"{src.name}; its process group was killed"
+                ) from None
+            finally:
+                # On timeout, error or normal exit alike: nothing of the group survives.
+                _terminate_group(proc)
+
+        if returncode != 0:
+            raise RecalcError(
+                f"LibreOffice exited with status {returncode} converting {src.name}: "
+                f"{_tail(stderr_log, stdout_log)}"
+            )
+        if not expected.is_file() or expected.stat().st_size == 0 or not valid(expected):
+            raise RecalcError(
+                f"LibreOffice wrote no valid {out_suffix} for {src.name}: "
+                f"{_tail(stderr_log, stdout_log)}"
+            )
+        result = Path(tempfile.mkdtemp(prefix="sheetgen-lo-out-")) / f"{src.stem}{out_suffix}"
+        shutil.move(str(expected), str(result))
+        return result
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _deliver(produced: Path, dst: Path) -> Path:
+    """Move a conversion's output to ``dst`` and remove its temporary directory."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(produced), str(dst))
+    shutil.rmtree(produced.parent, ignore_errors=True)
+    return dst
+
+
 def recalc_libreoffice(src: Path, dst: Path | None = None, timeout: float = 120) -> Path:
     """Recalculate ``src`` with headless LibreOffice and write an .xlsx with fresh values.
 
@@ -309,87 +438,98 @@ def recalc_libreoffice(src: Path, dst: Path | None = None, timeout: float = 120)
             dst = dst / (src.stem + ".xlsx")
         if dst.exists() and dst.resolve() == src.resolve():
             raise ValueError(f"refusing to overwrite the input workbook {src}")
-    soffice = find_soffice()
-    if soffice is None:
-        hint = os.environ.get("SHEETGEN_SOFFICE", "").strip()
-        detail = f"SHEETGEN_SOFFICE={hint!r} is not an executable" if hint else "not found"
-        raise RecalcError(
-            f"LibreOffice (soffice) {detail}; install LibreOffice or set SHEETGEN_SOFFICE"
-        )
+    produced = _convert(src, _XLSX_FILTER, ".xlsx", timeout, zipfile.is_zipfile)
+    if dst is None:
+        return produced
+    return _deliver(produced, dst)
 
-    work = Path(tempfile.mkdtemp(prefix="sheetgen-recalc-"))
-    try:
-        profile = work / "profile"
-        (profile / "user").mkdir(parents=True)
-        (profile / "user" / "registrymodifications.xcu").write_text(_REGISTRY_XCU, encoding="utf-8")
-        indir, outdir = work / "in", work / "out"
-        indir.mkdir()
-        outdir.mkdir()
-        suffix = src.suffix.lower() or ".xlsx"
-        inp = indir / f"workbook{suffix}"
-        shutil.copyfile(src, inp)
-        expected = outdir / "workbook.xlsx"
-        stdout_log, stderr_log = work / "stdout.log", work / "stderr.log"
 
-        cmd = [
-            soffice,
-            f"-env:UserInstallation={profile.as_uri()}",
-            "--headless",
-            "--norestore",
-            "--nologo",
-            "--nodefault",
-            "--nolockcheck",
-            "--convert-to",
-            _XLSX_FILTER,
-            "--outdir",
-            str(outdir),
-            str(inp),
-        ]
-        with open(stdout_log, "wb") as out_f, open(stderr_log, "wb") as err_f:
-            try:
-                proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out_f,
-                    stderr=err_f,
-                    cwd=work,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise RecalcError(f"could not start LibreOffice ({soffice}): {exc}") from exc
-            try:
-                returncode = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise RecalcError(
-                    f"LibreOffice did not finish within {timeout:g} s recalculating "
-                    f"{src.name}; its process group was killed"
-                ) from None
-            finally:
-                # On timeout, error or normal exit alike: nothing of the group survives.
-                _terminate_group(proc)
+def _is_pdf(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(5) == b"%PDF-"
 
-        if returncode != 0:
-            raise RecalcError(
-                f"LibreOffice exited with status {returncode} recalculating {src.name}: "
-                f"{_tail(stderr_log, stdout_log)}"
-            )
-        if (
-            not expected.is_file()
-            or expected.stat().st_size == 0
-            or not zipfile.is_zipfile(expected)
-        ):
-            raise RecalcError(
-                f"LibreOffice wrote no valid .xlsx for {src.name}: {_tail(stderr_log, stdout_log)}"
-            )
 
-        if dst is None:
-            dst = Path(tempfile.mkdtemp(prefix="sheetgen-recalc-out-")) / (src.stem + ".xlsx")
-        else:
-            dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(expected), str(dst))
-        return dst
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+# A cell no sheetgen workbook uses, inside LibreOffice's default grid (1,024 columns).
+_EMPTY_PRINT_AREA = "$AMJ$1048576"
+
+
+def _show_only(sheets: Sequence[str]) -> Any:
+    """An in-place edit of an .xlsx so that only ``sheets`` print.
+
+    Every other sheet gets a print area on one empty cell, and LibreOffice
+    suppresses empty pages. (Hiding a sheet is not enough: LibreOffice 7.4's PDF
+    export prints hidden sheets too.) The chosen sheets keep their own print
+    areas, page setup, headers and footers.
+    """
+
+    def prepare(path: Path) -> None:
+        with zipfile.ZipFile(path) as z:
+            items = [(i, z.read(i.filename)) for i in z.infolist()]
+        out_items = []
+        for item, data in items:
+            if item.filename == "xl/workbook.xml":
+                data = _print_only(data.decode("utf-8"), sheets).encode("utf-8")
+            out_items.append((item, data))
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            for item, data in out_items:
+                z.writestr(item, data)
+
+    return prepare
+
+
+def _print_only(workbook_xml: str, sheets: Sequence[str]) -> str:
+    names = [html.unescape(n) for n in re.findall(r'<sheet [^>]*name="([^"]*)"', workbook_xml)]
+    missing = [s for s in sheets if s not in names]
+    if missing:
+        raise RecalcError(f"no sheet named {missing[0]!r}; the workbook has {', '.join(names)}")
+
+    def keep(m: re.Match) -> str:
+        return m.group(0) if names[int(m.group(2))] in sheets else ""
+
+    text = re.sub(
+        r'<definedName name="_xlnm\.Print_(Area|Titles)" localSheetId="(\d+)"[^>]*>[^<]*'
+        r"</definedName>",
+        keep,
+        workbook_xml,
+    )
+    blank = "".join(
+        f'<definedName name="_xlnm.Print_Area" localSheetId="{i}">'
+        f"'{html.escape(n.replace(chr(39), chr(39) * 2))}'!{_EMPTY_PRINT_AREA}</definedName>"
+        for i, n in enumerate(names)
+        if n not in sheets
+    )
+    if "</definedNames>" in text:
+        return text.replace("</definedNames>", blank + "</definedNames>", 1)
+    return text.replace("</sheets>", f"</sheets><definedNames>{blank}</definedNames>", 1)
+
+
+def export_pdf(
+    src: Path,
+    dst: Path,
+    sheets: Sequence[str] = ("Summary",),
+    timeout: float = 120,
+) -> Path:
+    """Write the chosen sheets of workbook ``src`` as a PDF at ``dst`` through LibreOffice.
+
+    The workbook is recalculated on load (as :func:`recalc_libreoffice`), every
+    other sheet is hidden in a private copy so that only the chosen ones print,
+    and each prints with its own print area and page setup. ``src`` is never
+    modified; ``dst`` is overwritten.
+
+    Raises:
+        FileNotFoundError: ``src`` does not exist.
+        RecalcError: LibreOffice is missing, times out, fails, a sheet does not
+            exist, or no PDF came out.
+    """
+    src, dst = Path(src), Path(dst)
+    if not src.is_file():
+        raise FileNotFoundError(f"workbook not found: {src}")
+    if not sheets:
+        raise ValueError("no sheets to export")
+    produced = _convert(
+        src, "pdf:calc_pdf_Export", ".pdf", timeout, _is_pdf, prepare=_show_only(list(sheets))
+    )
+    return _deliver(produced, dst)
 
 
 def values_libreoffice(src: Path, timeout: float = 120) -> Values:

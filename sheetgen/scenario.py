@@ -17,6 +17,7 @@ override some fields.  Run settings left out take the defaults in
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from dataclasses import dataclass, fields, replace
@@ -184,7 +185,23 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "peak_dtype": ("bf16", "fp8"),
     "weight_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
     "kv_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
+    "price_basis": ("on-demand", "reserved"),
 }
+
+# Excel's 1900 date system: serial 1 = 1900-01-01, and serials count from
+# 1899-12-30 for every date from 1900-03-01 on (Excel's phantom 1900-02-29).
+EXCEL_EPOCH = dt.date(1899, 12, 30)
+DATE_MIN = dt.date(1901, 1, 1)
+
+
+def excel_serial(day: dt.date) -> int:
+    """The spreadsheet serial number of a date (2025-01-01 -> 45658)."""
+    return (day - EXCEL_EPOCH).days
+
+
+def date_from_serial(serial: float) -> dt.date:
+    return EXCEL_EPOCH + dt.timedelta(days=int(serial))
+
 
 # key: (kind, default, description with source).
 # kind: int (whole, >= 1 unless INT_RANGES says otherwise) | float | fraction (0, 1]
@@ -214,6 +231,59 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "float",
         2.0,
         "USD per GPU-hour: an illustrative rate, replace with your quote",
+    ),
+    "price_per_gpu_hour_reserved": (
+        "float",
+        1.5,
+        "USD per GPU-hour under a reserved / committed contract: illustrative, "
+        "replace with your quote",
+    ),
+    "price_basis": (
+        "choice",
+        "on-demand",
+        "which GPU-hour price the budget total uses: on-demand or reserved",
+    ),
+    "pue": (
+        "float",
+        1.2,
+        "power usage effectiveness, facility power / IT power (>= 1); illustrative: "
+        "hyperscale sites reach 1.1-1.2, the Uptime Institute 2023 survey average is 1.58",
+    ),
+    "electricity_price_per_kwh": (
+        "float",
+        0.08,
+        "USD per kWh billed on top of the GPU price (owned or colocated GPUs; 0 when the "
+        "GPU-hour price includes power); illustrative: US industrial average 2023 8.06 "
+        "cents (EIA)",
+    ),
+    "contingency": (
+        "float",
+        0.1,
+        "reserve added to GPU + energy cost for work outside the plan (reruns beyond "
+        "goodput, ablations, price changes); illustrative 10%, set your own",
+    ),
+    "start_date": (
+        "date",
+        dt.date(2027, 1, 1),
+        "first day of training, ISO date (YYYY-MM-DD); illustrative",
+    ),
+    "measured_tokens_per_s_per_gpu": (
+        "float",
+        0,
+        "pilot run: measured training tokens/s per GPU at this scenario's settings "
+        "(0 = not measured)",
+    ),
+    "measured_step_seconds": (
+        "float",
+        0,
+        "pilot run: measured seconds per optimizer step with this scenario's GPUs and "
+        "global batch (0 = not measured; used when tokens/s is not given)",
+    ),
+    "measured_peak_mem": (
+        "float",
+        0,
+        "pilot run: measured peak memory per GPU in bytes, e.g. "
+        "torch.cuda.max_memory_reserved() (0 = not measured)",
     ),
     "weight_dtype": ("choice", "bf16", "inference weight format"),
     "kv_dtype": ("choice", "bf16", "inference KV-cache format"),
@@ -323,8 +393,40 @@ INT_RANGES: dict[str, tuple[int, int | None]] = {
     "sequence_parallel": (0, 1),
 }
 RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
-# Number settings where 0 is meaningful (free GPUs, no quantization scales, no overhead).
-NONNEGATIVE_FIELDS = ("price_per_gpu_hour", "quant_scale_bytes", "inf_overhead_bytes")
+# Run settings that may be 0 (meaning "free" or "not given"); other numbers must be > 0.
+NONNEGATIVE_FIELDS = frozenset(
+    {
+        "price_per_gpu_hour",
+        "price_per_gpu_hour_reserved",
+        "electricity_price_per_kwh",
+        "contingency",
+        "measured_tokens_per_s_per_gpu",
+        "measured_step_seconds",
+        "measured_peak_mem",
+        "quant_scale_bytes",
+        "inf_overhead_bytes",
+    }
+)
+
+# Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
+PHASE_SLOTS = 4
+PHASE_FIELDS = ("tokens", "seq_len", "global_batch_tokens", "mfu")
+
+# Chart sweeps: the sequence lengths and GPU counts the Sweeps sheet evaluates.
+SWEEP_POINTS = 6
+SWEEP_SEQ_DEFAULT = (2048, 4096, 8192, 16384, 32768, 65536)
+SWEEP_GPUS_DEFAULT = (8, 64, 512, 2048, 8192, 16384)
+LIST_FIELDS = ("phases", "sweep_seq_lens", "sweep_gpus")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One training phase: tokens at its own sequence length, batch and MFU."""
+
+    tokens: int
+    seq_len: int
+    global_batch_tokens: int
+    mfu: float
 
 
 @dataclass(frozen=True)
@@ -368,6 +470,19 @@ class Run:
     gpus_per_node: int = RUN_DEFAULTS["gpus_per_node"]
     mem_headroom: float = RUN_DEFAULTS["mem_headroom"]
     compute_efficiency: float = RUN_DEFAULTS["compute_efficiency"]
+
+    price_per_gpu_hour_reserved: float = RUN_DEFAULTS["price_per_gpu_hour_reserved"]
+    price_basis: str = RUN_DEFAULTS["price_basis"]
+    pue: float = RUN_DEFAULTS["pue"]
+    electricity_price_per_kwh: float = RUN_DEFAULTS["electricity_price_per_kwh"]
+    contingency: float = RUN_DEFAULTS["contingency"]
+    start_date: dt.date = RUN_DEFAULTS["start_date"]
+    measured_tokens_per_s_per_gpu: float = RUN_DEFAULTS["measured_tokens_per_s_per_gpu"]
+    measured_step_seconds: float = RUN_DEFAULTS["measured_step_seconds"]
+    measured_peak_mem: float = RUN_DEFAULTS["measured_peak_mem"]
+    phases: tuple[Phase, ...] = ()
+    sweep_seq_lens: tuple[int, ...] = SWEEP_SEQ_DEFAULT
+    sweep_gpus: tuple[int, ...] = SWEEP_GPUS_DEFAULT
 
     def __post_init__(self) -> None:
         # dp defaults to the GPUs left after model parallelism; it must divide evenly.
@@ -480,8 +595,28 @@ def parse_number(value: Any, field: str) -> float:
     return value
 
 
+def parse_date(value: Any, field: str) -> dt.date:
+    """An ISO date (YYYY-MM-DD), as text or as the date YAML already parsed."""
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value.strip())
+        except ValueError:
+            raise SheetgenError(
+                field, f"expected an ISO date such as 2027-01-01, got {value!r}"
+            ) from None
+    if not isinstance(value, dt.date):
+        raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {value!r}")
+    if value < DATE_MIN:
+        raise SheetgenError(field, f"must be {DATE_MIN.isoformat()} or later, got {value}")
+    return value
+
+
 def _run_value(key: str, value: Any) -> Any:
     kind, _default, _doc = RUN_FIELDS[key]
+    if kind == "date":
+        return parse_date(value, key)
     if kind == "int":
         n = parse_count(value, key)
         low, high = INT_RANGES.get(key, (1, None))
@@ -502,6 +637,8 @@ def _run_value(key: str, value: Any) -> Any:
         if not 0 <= number < 1:
             raise SheetgenError(key, f"must be a share in [0, 1), got {value!r}")
         return number
+    if key == "pue" and number < 1:
+        raise SheetgenError(key, f"must be >= 1 (facility power / IT power), got {value!r}")
     if key in NONNEGATIVE_FIELDS and number < 0:
         raise SheetgenError(key, f"must be >= 0, got {value!r}")
     if key not in NONNEGATIVE_FIELDS and number <= 0:
@@ -509,22 +646,88 @@ def _run_value(key: str, value: Any) -> Any:
     return int(number) if number == int(number) else number
 
 
+def _phase(item: Any, run: Run, where: str) -> Phase:
+    """One phase from a mapping; seq_len, global_batch_tokens and mfu default to the run's."""
+    if isinstance(item, Phase):
+        item = {f.name: getattr(item, f.name) for f in fields(Phase)}
+    if not isinstance(item, dict):
+        raise SheetgenError(
+            where, f"each phase must be a mapping of {', '.join(PHASE_FIELDS)}, got {item!r}"
+        )
+    for key in item:
+        if key not in PHASE_FIELDS:
+            raise SheetgenError(
+                f"{where}.{key}", f"unknown phase field; accepted: {', '.join(PHASE_FIELDS)}"
+            )
+    if "tokens" not in item:
+        raise SheetgenError(f"{where}.tokens", "missing; a phase needs its number of tokens")
+    values: dict[str, Any] = {}
+    for key in ("tokens", "seq_len", "global_batch_tokens"):
+        raw = item.get(key, getattr(run, key) if key != "tokens" else None)
+        n = parse_count(raw, f"{where}.{key}")
+        if n < 1:
+            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= 1, got {raw!r}")
+        values[key] = n
+    raw = item.get("mfu", run.mfu)
+    mfu = parse_number(raw, f"{where}.mfu")
+    if not 0 < mfu <= 1:
+        raise SheetgenError(f"{where}.mfu", f"must be a fraction in (0, 1], got {raw!r}")
+    values["mfu"] = mfu
+    return Phase(**values)
+
+
+def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise SheetgenError(where, f"must be a list of at most {PHASE_SLOTS} phases, got {value!r}")
+    if len(value) > PHASE_SLOTS:
+        raise SheetgenError(
+            where, f"at most {PHASE_SLOTS} phases fit the workbook's slots, got {len(value)}"
+        )
+    return tuple(_phase(item, run, f"{where}[{i + 1}]") for i, item in enumerate(value))
+
+
+def _sweep(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)) or len(value) != SWEEP_POINTS:
+        raise SheetgenError(
+            where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {value!r}"
+        )
+    out = []
+    for i, raw in enumerate(value):
+        n = parse_count(raw, f"{where}[{i + 1}]")
+        if n < 1:
+            raise SheetgenError(f"{where}[{i + 1}]", f"must be a whole number >= 1, got {raw!r}")
+        out.append(n)
+    return tuple(out)
+
+
 def make_run(settings: dict[str, Any], where: str = "") -> Run:
     """Validated run settings; unknown keys are errors."""
     values: dict[str, Any] = {}
     for key, value in settings.items():
+        if key in LIST_FIELDS:
+            continue
         if key not in RUN_FIELDS:
             raise SheetgenError(
-                f"{where}{key}", f"unknown setting; accepted: {', '.join(RUN_FIELDS)}"
+                f"{where}{key}",
+                f"unknown setting; accepted: {', '.join((*RUN_FIELDS, *LIST_FIELDS))}",
             )
         try:
             values[key] = _run_value(key, value)
         except SheetgenError as e:
             raise SheetgenError(f"{where}{e.field}", e.message) from None
     try:
-        return Run(**values)
+        run = Run(**values)
     except SheetgenError as e:
         raise SheetgenError(f"{where}{e.field}", e.message) from None
+    lists: dict[str, Any] = {}
+    if "phases" in settings:
+        lists["phases"] = _phases(settings["phases"], run, f"{where}phases")
+    for key in ("sweep_seq_lens", "sweep_gpus"):
+        if key in settings:
+            lists[key] = _sweep(settings[key], f"{where}{key}")
+    return replace(run, **lists) if lists else run
 
 
 def make_model(spec: dict[str, Any], where: str = "model") -> Model:
@@ -657,6 +860,7 @@ __all__ = [
     "INT_RANGES",
     "Hardware",
     "Model",
+    "Phase",
     "Recipe",
     "Run",
     "RUN_DEFAULTS",

@@ -90,11 +90,26 @@ def validate(scenario: Scenario, where: str = "") -> None:
         )
 
 
+def _loader() -> type:
+    """A safe YAML loader that leaves dates as text, so that sheetgen validates them
+    (PyYAML's own date parsing raises on e.g. 2025-13-01 instead of naming the field)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return Loader
+
+
 def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario]:
     import yaml
 
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_loader())  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -129,6 +129,7 @@ def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
 def summary_lines(scenarios: list[Scenario]) -> list[str]:
     """A few headline figures per scenario, for the terminal."""
     from sheetgen.reference import compute
+    from sheetgen.scenario import date_from_serial
 
     lines = []
     for s in scenarios:
@@ -143,7 +144,9 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             f"{r['mem_total_per_gpu'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB "
             f"({fits}; {fewest}), "
             f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
-            f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}"
+            f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}; "
+            f"budget{' (phased)' if r['plan_uses_phases'] else ''} "
+            f"${r['cost_total_usd']:,.0f}, finish {date_from_serial(r['finish_date'])}"
         )
         fits = "fits" if r["inf_fits"] else "does NOT fit"
         lines.append(

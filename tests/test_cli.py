@@ -127,6 +127,10 @@ BAD_FLAGS = [
     (["--sequence-parallel", "2"], "--sequence-parallel"),
     (["--tp", "0"], "--tp"),
     (["--mem-headroom", "1"], "--mem-headroom"),
+    (["--pue", "0.8"], "--pue"),
+    (["--start-date", "2025-02-30"], "--start-date"),
+    (["--price-basis", "spot"], "--price-basis"),
+    (["--contingency", "-1"], "--contingency"),
 ]
 
 

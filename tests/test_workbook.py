@@ -38,6 +38,40 @@ HARDWARE_CYCLE = [
 ]
 
 
+def budget_settings(i: int) -> dict:
+    """Budget, calendar, calibration, phase and sweep inputs that vary with i."""
+    out: dict = {
+        "price_per_gpu_hour_reserved": 1.0 + 0.25 * i,
+        "price_basis": "reserved" if i % 2 else "on-demand",
+        "pue": 1.1 + 0.05 * i,
+        "electricity_price_per_kwh": [0, 0.05, 0.123][i % 3],
+        "contingency": [0, 0.1, 0.25][i % 3],
+        "start_date": f"{2025 + i % 3}-{1 + i % 12:02d}-{1 + 2 * i:02d}",
+    }
+    if i % 4 == 1:
+        out["measured_tokens_per_s_per_gpu"] = 150 + 10 * i
+    elif i % 4 == 2:
+        out["measured_step_seconds"] = 30 + i
+    elif i % 4 == 3:
+        out["measured_peak_mem"] = 7.5e10 + 1e9 * i
+    total = round((i + 1) * 0.3 * 10**12)
+    if i % 3 == 0:
+        # Phases that add up to the training tokens, the last at a longer context.
+        out["phases"] = [
+            {"tokens": "100B", "seq_len": 2048, "global_batch_tokens": "2Mi", "mfu": 0.35},
+            {"tokens": total - 2 * 10**11 - i * 10**9, "global_batch_tokens": "8Mi"},
+            {"tokens": 10**11, "mfu": 0.33},
+            {"tokens": i * 10**9 or "1B", "seq_len": 32768, "mfu": 0.3},
+        ][: 4 - (i % 2)]
+    elif i % 3 == 1:
+        # Phases that do not add up (the Checks warning) and fewer than the slots.
+        out["phases"] = [{"tokens": "50B", "seq_len": 1024, "mfu": 0.45}]
+    if i == 2:
+        out["sweep_seq_lens"] = [512, 1024, 3000, 10000, "128Ki", "1Mi"]
+        out["sweep_gpus"] = [1, 2, 3, 1000, 10000, 100000]
+    return out
+
+
 def matrix_items() -> list[dict]:
     """Scenario mappings covering every model preset and every option value."""
     recipes = itertools.cycle(CHOICES["recipe"])
@@ -71,6 +105,7 @@ def matrix_items() -> list[dict]:
                 "kv_dtype": dtypes[(i + 3) % len(dtypes)],
                 "inf_batch": 1 + i,
                 "inf_context": 1024 * (1 + i),
+                **budget_settings(i),
             }
         )
     # Custom architectures defined in the scenario file land in the Presets tables.

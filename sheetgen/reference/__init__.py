@@ -7,6 +7,7 @@ the templates: the workbook and this package share only keys and inputs.
 
 from __future__ import annotations
 
+from sheetgen.reference.budget import budget
 from sheetgen.reference.checks import checks
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
@@ -15,7 +16,9 @@ from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
+from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
+from sheetgen.reference.sweeps import sweeps
 from sheetgen.scenario import Scenario
 
 SECTIONS = {
@@ -27,6 +30,9 @@ SECTIONS = {
     "inference": inference,
     "schedule": schedule,
     "parallelism": parallelism,
+    "phases": phases,
+    "budget": budget,
+    "sweeps": sweeps,
     "checks": checks,
 }
 
@@ -44,6 +50,7 @@ def compute(s: Scenario) -> dict[str, float | str]:
 
 
 __all__ = [
+    "budget",
     "compute",
     "checks",
     "flops",
@@ -54,6 +61,8 @@ __all__ = [
     "mfu_from_throughput",
     "parallelism",
     "params",
+    "phases",
     "schedule",
+    "sweeps",
     "throughput_from_mfu",
 ]

@@ -7,9 +7,11 @@ that does not fit its GPUs) are shown beside it.
 
 from __future__ import annotations
 
+from sheetgen.reference.flops import flops
 from sheetgen.reference.inference import inference
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
+from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
 from sheetgen.scenario import Scenario
 
@@ -29,6 +31,8 @@ ERROR_FLAGS = (
     "chk_parallel_options",
     "chk_headroom_range",
     "chk_compute_efficiency_range",
+    "chk_mfu_achieved_range",
+    "chk_pue_range",
     "chk_no_errors",
 )
 WARNING_FLAGS = (
@@ -40,6 +44,8 @@ WARNING_FLAGS = (
     "chk_cp_divides_seq",
     "chk_pp_microbatches_match",
     "chk_inf_fits",
+    "chk_phase_tokens_match",
+    "chk_energy_known",
 )
 
 
@@ -48,6 +54,8 @@ def checks(s: Scenario) -> dict[str, float]:
     par = parallelism(s)
     p = params(m)
     tp, pp, cp, ep = run.tp, run.pp, run.cp, run.ep
+    f = flops(s)
+    ph = phases(s)
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out = {
         "chk_model_found": 1,
@@ -68,11 +76,13 @@ def checks(s: Scenario) -> dict[str, float]:
         ),
         "chk_headroom_range": int(0 <= run.mem_headroom < 1),
         "chk_compute_efficiency_range": int(0 < run.compute_efficiency <= 1),
+        "chk_mfu_achieved_range": int(0 < f["mfu_achieved"] <= 1),
+        "chk_pue_range": int(run.pue >= 1),
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
         # The layout's peak per GPU against the full capacity (no headroom): the
         # single-GPU flag of the Memory sheet when nothing is sharded.
-        "chk_mem_fits": int(par["mem_total_per_gpu"] <= s.hardware.mem_gb * 10**9),
+        "chk_mem_fits": int(par["mem_total_calibrated"] <= s.hardware.mem_gb * 10**9),
         "chk_batch_divides": int(
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
         ),
@@ -86,6 +96,10 @@ def checks(s: Scenario) -> dict[str, float]:
             pp == 1 or run.pp_microbatches == schedule(s)["grad_accum_steps"]
         ),
         "chk_inf_fits": inference(s)["inf_fits"],
+        "chk_phase_tokens_match": int(
+            ph["phases_used"] == 0 or ph["phased_tokens"] == run.train_tokens
+        ),
+        "chk_energy_known": int(s.hardware.tdp_w > 0),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from sheetgen.scenario import MODEL_INT_FIELDS, RUN_FIELDS, Run, Scenario
+from sheetgen.scenario import (
+    MODEL_INT_FIELDS,
+    PHASE_SLOTS,
+    RUN_DEFAULTS,
+    RUN_FIELDS,
+    SWEEP_POINTS,
+    Run,
+    Scenario,
+    excel_serial,
+)
 
 TERA = 10**12  # TFLOP/s -> FLOP/s and TB/s -> bytes/s
 GIGA = 10**9  # GB -> bytes (decimal, as vendors quote capacity)
@@ -32,7 +41,26 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     out["tdp_w"] = hw.tdp_w
     out["intra_node_bytes_per_s"] = hw.intra_node_gb_per_s * GIGA
     out["inter_node_bytes_per_s"] = hw.inter_node_gb_per_s * GIGA
+    run = s.run
     for f in fields(Run):
-        out[f.name] = getattr(s.run, f.name)
+        if f.name in ("phases", "sweep_seq_lens", "sweep_gpus"):
+            continue
+        out[f.name] = getattr(run, f.name)
+    # Dates are spreadsheet serial numbers (Excel 1900 date system).
+    out["start_date"] = excel_serial(run.start_date)
+    # Phase slots: an unused slot holds 0 tokens and the default run settings, fixed
+    # values that do not depend on the scenario (so editing the scenario's own
+    # sequence length on Inputs leaves the unused slots as written).
+    for i in range(PHASE_SLOTS):
+        ph = run.phases[i] if i < len(run.phases) else None
+        out[f"phase_{i + 1}_tokens"] = ph.tokens if ph else 0
+        out[f"phase_{i + 1}_seq_len"] = ph.seq_len if ph else RUN_DEFAULTS["seq_len"]
+        out[f"phase_{i + 1}_global_batch_tokens"] = (
+            ph.global_batch_tokens if ph else RUN_DEFAULTS["global_batch_tokens"]
+        )
+        out[f"phase_{i + 1}_mfu"] = ph.mfu if ph else RUN_DEFAULTS["mfu"]
+    for k in range(SWEEP_POINTS):
+        out[f"sweep_seq_{k + 1}"] = run.sweep_seq_lens[k]
+        out[f"sweep_gpus_{k + 1}"] = run.sweep_gpus[k]
     assert set(RUN_FIELDS) <= set(out)
     return out

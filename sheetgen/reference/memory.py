@@ -111,4 +111,5 @@ def memory(s: Scenario) -> dict[str, float]:
         "mem_overhead": run.overhead_bytes,
         "mem_total": total,
         "mem_gpu_share": total / gpu_mem,
+        # Calibration: a pilot run's measured peak scales the modelled one.
     }

@@ -113,6 +113,9 @@ def parallelism(s: Scenario) -> dict[str, float]:
 
     # Peak per GPU
     total = static + activations + logits + run.overhead_bytes
+    # Calibration: a pilot run's measured peak per GPU rescales the modelled one.
+    overhead_factor = run.measured_peak_mem / total if run.measured_peak_mem > 0 else 1
+    calibrated = total * overhead_factor
     gpu_mem = hw.mem_gb * GIGA
     usable = gpu_mem * (1 - run.mem_headroom)
 
@@ -213,7 +216,9 @@ def parallelism(s: Scenario) -> dict[str, float]:
         "mem_total_per_gpu": total,
         "mem_usable_per_gpu": usable,
         "mem_per_gpu_share": total / gpu_mem,
-        "fits_per_gpu": int(total <= usable),
+        "mem_overhead_factor": overhead_factor,
+        "mem_total_calibrated": calibrated,
+        "fits_per_gpu": int(calibrated <= usable),
         "mem_shardable_bytes": shardable,
         "mem_unshardable_per_gpu": unshardable,
         "dp_min_zero3": dp_min,

@@ -1,10 +1,11 @@
 """The Schedule sheet: steps, days, GPU-hours and cost.
 
 Training time = training FLOPs / (GPUs x peak x MFU) (seed 000 section 14,
-seed 003).  Wall-clock divides by goodput (share of time spent training).
-Accumulation steps = sequences per step / (micro-batch x dp): global batch =
-micro-batch x accumulation x data-parallel replicas (seed 000 section 9); with
-no model parallelism dp = GPUs.
+seed 003); MFU is the achieved one when a pilot run's throughput is given
+(``mfu_achieved``, FLOPs sheet), else the MFU input.  Wall-clock divides by
+goodput (share of time spent training).  Accumulation steps = sequences per
+step / (micro-batch x dp): global batch = micro-batch x accumulation x
+data-parallel replicas (seed 000 section 9); with no model parallelism dp = GPUs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def schedule(s: Scenario) -> dict[str, float]:
     run = s.run
     f = flops(s)
     p = params(s.model)
-    rate = run.n_gpus * f["peak_flops"] * run.mfu
+    rate = run.n_gpus * f["peak_flops"] * f["mfu_achieved"]
     seqs = run.global_batch_tokens / run.seq_len
     train_seconds = f["flops_train"] / rate
     train_days = train_seconds / SECONDS_PER_DAY
@@ -41,4 +42,14 @@ def schedule(s: Scenario) -> dict[str, float]:
         "train_days_wall": wall,
         "gpu_hours": gpu_hours,
         "cost_usd": gpu_hours * run.price_per_gpu_hour,
+        "cost_reserved_usd": gpu_hours * run.price_per_gpu_hour_reserved,
+        "gpu_price_used": gpu_price_used(s),
     }
+
+
+def gpu_price_used(s: Scenario) -> float:
+    """The GPU-hour price the budget uses: on-demand or reserved, as chosen."""
+    run = s.run
+    if run.price_basis == "reserved":
+        return run.price_per_gpu_hour_reserved
+    return run.price_per_gpu_hour

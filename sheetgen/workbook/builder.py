@@ -14,6 +14,7 @@ cell of the same scenario column (on whatever sheet the key lives), and
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +117,11 @@ class Layout:
     cells: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (sheet, row)
     sheet_rows: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet -> first, last
     tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> first, last row
+    # sheet -> key -> row of every keyed row on that sheet, mirrors included (for charts)
+    sheet_keys: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def rows_on(self, sheet: str) -> dict[str, int]:
+        return self.sheet_keys[sheet]
 
     def col(self, i: int) -> str:
         return get_column_letter(FIRST_SCENARIO_COL + i)
@@ -167,6 +173,8 @@ def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_preset
         for r in t.rows:
             if r.key and not r.mirror:
                 layout.cells[r.key] = (t.sheet, row)
+            if r.key:
+                layout.sheet_keys.setdefault(t.sheet, {})[r.key] = row
             row += 1
         layout.sheet_rows[t.sheet] = (FIRST_ROW, row - 1)
     # Presets: tables stacked vertically, each: title row, header row, data rows, blank row.
@@ -217,6 +225,12 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
                 type="whole", operator="between", formula1=str(low), formula2=str(high)
             )
             dv.error = f"A whole number from {low} to {high}."
+    elif kind == "count":
+        dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="0")
+        dv.error = "A whole number of at least 0 (0 = unused)."
+    elif kind == "date":
+        dv = DataValidation(type="date", operator="greaterThanOrEqual", formula1="367")
+        dv.error = "A date (1901-01-01 or later), e.g. 2027-01-01."
     elif kind == "fraction":
         dv = DataValidation(type="custom", formula1=f"AND({first_cell}>0,{first_cell}<=1)")
         dv.error = "A fraction in (0, 1], e.g. 40% or 0.4."
@@ -333,6 +347,11 @@ def write_sheet(
         row_no += 1
     ws.freeze_panes = ws.cell(row=FIRST_ROW, column=FIRST_SCENARIO_COL)
     _print_setup(ws, t.title, ncols)
+    # Summary is the page a proposal attaches: print it without the source column.
+    last_col = words_col if t.sheet == "Summary" else ncols
+    if t.sheet == "Summary":
+        ws.column_dimensions[get_column_letter(words_col)].width = 48
+    ws.print_area = f"A1:{get_column_letter(last_col)}{row_no - 1}"
     _flag_formatting(ws, t, layout, n)
 
 
@@ -369,16 +388,23 @@ def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
         row_no += 1
 
 
-def _print_setup(ws: Any, title: str, ncols: int) -> None:
+def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
+    """Landscape A4, fit to the page width; header: workbook and sheet title;
+    footer: print date, file name, page x of y; the column header row repeats."""
     ws.page_setup.orientation = "landscape"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.print_title_rows = f"{HEADER_ROW}:{HEADER_ROW}"
+    if title_rows:
+        ws.print_title_rows = f"{HEADER_ROW}:{HEADER_ROW}"
+    ws.oddHeader.left.text = "LLM training plan"
     ws.oddHeader.center.text = f"sheetgen — {title}"
+    ws.oddHeader.right.text = "&A"
     ws.oddFooter.left.text = "&D"
+    ws.oddFooter.center.text = "&F"
     ws.oddFooter.right.text = "Page &P of &N"
+    ws.print_options.horizontalCentered = True
 
 
 def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], str]]]:
@@ -456,15 +482,22 @@ def write_presets_sheet(
     for c in range(3, widest + 2):
         ws.column_dimensions[get_column_letter(c)].width = 12
     ws.freeze_panes = "C1"
-    _print_setup(ws, "Presets", widest + 1)
+    _print_setup(ws, "Presets", widest + 1, title_rows=False)
+    ws.print_area = f"A1:{get_column_letter(widest + 1)}{ws.max_row}"
 
 
-def build(scenarios: list[Scenario]) -> tuple[Workbook, dict[str, dict[str, Any]]]:
-    """The workbook and the reference values to cache per (sheet, cell)."""
+def build(
+    scenarios: list[Scenario], generated: dt.datetime | None = None
+) -> tuple[Workbook, dict[str, dict[str, Any]]]:
+    """The workbook and the reference values to cache per (sheet, cell).
+
+    ``generated`` (default: now, UTC) is the date the About sheet and the
+    document properties show.
+    """
     from openpyxl import Workbook
 
-    from sheetgen import __version__
     from sheetgen.reference import compute
+    from sheetgen.workbook import presentation
     from sheetgen.workbook.templates import load_templates
 
     templates = load_templates()
@@ -479,7 +512,13 @@ def build(scenarios: list[Scenario]) -> tuple[Workbook, dict[str, dict[str, Any]
         write_sheet(wb, t, scenarios, layout, reference, cached)
         if t.sheet == "Inputs":
             write_presets_sheet(wb, layout, table_rows)
-    wb.properties.title = "LLM training and inference plan"
-    wb.properties.creator = f"sheetgen {__version__}"
+    generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+    presentation.write_about_sheet(wb, scenarios, generated.date())
+    summary_at = wb.sheetnames.index("Summary")
+    presentation.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
+    presentation.set_properties(wb, scenarios, generated)
+    wb.active = wb.sheetnames.index("Summary")
+    for ws in wb.worksheets:
+        ws.sheet_view.tabSelected = ws.title == "Summary"
     wb.calculation.fullCalcOnLoad = True
     return wb, cached

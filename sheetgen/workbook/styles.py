@@ -20,6 +20,8 @@ NUMBER_FORMATS = {
     "pct": "0.0%",
     "usd": '"$"#,##0',
     "usd2": '"$"#,##0.00',
+    "usd3": '"$"#,##0.000',
+    "date": "yyyy-mm-dd",
     "flag": "0",
     "text": "@",
     "number": "General",

@@ -1,0 +1,36 @@
+"""The Sweeps sheet: the tables behind the charts, one keyed row per sweep point.
+
+Activation memory against sequence length, no recomputation: the stored
+activations are linear in s, and naive attention adds the a x s x s softmax
+output per layer, quadratic in s (seed 000 sections 6-7).  So at s_k:
+
+    FlashAttention: stored x (s_k / s);   naive: that + scores x (s_k / s)^2
+
+Training days against GPU count: wall-clock days of the single-phase plan on
+g_k GPUs at the same MFU (it assumes MFU does not change with scale).
+"""
+
+from __future__ import annotations
+
+from sheetgen.reference.flops import flops
+from sheetgen.reference.memory import memory
+from sheetgen.scenario import SWEEP_POINTS, Scenario
+
+GB = 10**9
+SECONDS_PER_DAY = 86400
+
+
+def sweeps(s: Scenario) -> dict[str, float]:
+    run = s.run
+    mem = memory(s)
+    f = flops(s)
+    out: dict[str, float] = {}
+    for k in range(1, SWEEP_POINTS + 1):
+        ratio = run.sweep_seq_lens[k - 1] / run.seq_len
+        flash = mem["mem_act_stored"] * ratio / GB
+        out[f"sweep_act_flash_gb_{k}"] = flash
+        out[f"sweep_act_naive_gb_{k}"] = flash + mem["mem_act_naive_scores"] * ratio**2 / GB
+    for k in range(1, SWEEP_POINTS + 1):
+        rate = run.sweep_gpus[k - 1] * f["peak_flops"] * f["mfu_achieved"]
+        out[f"sweep_days_{k}"] = f["flops_train"] / rate / SECONDS_PER_DAY / run.goodput
+    return out

@@ -1,0 +1,218 @@
+"""Phased presets in LibreOffice, charts, the About sheet, print set-up and the PDF export."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import mismatches
+
+from sheetgen.cli import main
+from sheetgen.recalc import export_pdf, values_libreoffice
+from sheetgen.reference import compute
+from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.workbook import write_workbook
+
+ROOT = Path(__file__).parent.parent
+SCENARIO_FILES = ["default.yaml", "llama3-405b-phases.yaml", "deepseek-v3-phases.yaml"]
+CHART_TITLES = (
+    "Memory per GPU vs capacity",
+    "Budget per scenario",
+    "Activations vs sequence length",
+    "Wall-clock days vs GPUs",
+)
+
+
+def all_preset_scenarios() -> list:
+    out = []
+    for name in SCENARIO_FILES:
+        out.extend(load_scenarios(ROOT / "presets" / "scenarios" / name))
+    return out
+
+
+@pytest.fixture(scope="module")
+def preset_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    scenarios = all_preset_scenarios()
+    path = tmp_path_factory.mktemp("presets") / "presets.xlsx"
+    write_workbook(scenarios, path, cache_values=False)
+    return path, scenarios
+
+
+def poppler(tool: str) -> str:
+    found = shutil.which(tool)
+    if not found:
+        pytest.skip(f"{tool} (poppler-utils) not installed")
+    return found
+
+
+def pdf_pages(path: Path) -> int:
+    out = subprocess.run([poppler("pdfinfo"), str(path)], capture_output=True, text=True)
+    return int(re.search(r"^Pages:\s+(\d+)", out.stdout, re.M).group(1))
+
+
+def pdf_text(path: Path) -> str:
+    out = subprocess.run(
+        [poppler("pdftotext"), "-layout", str(path), "-"], capture_output=True, text=True
+    )
+    return out.stdout
+
+
+@pytest.mark.libreoffice
+def test_phased_presets_equal_reference_in_libreoffice(lo, preset_book) -> None:
+    path, scenarios = preset_book
+    values = values_libreoffice(path, timeout=240)
+    reference = {s.name: compute(s) for s in scenarios}
+    bad = mismatches(values, reference)
+    assert not bad, "\n".join(bad[:40])
+    llama = reference["Llama 3 405B, phased (paper schedule)"]
+    got = values[("Budget", "plan_gpu_hours", "Llama 3 405B, phased (paper schedule)")]
+    assert got == pytest.approx(llama["phased_gpu_hours"], rel=1e-9)
+
+
+@pytest.mark.libreoffice
+def test_budget_inputs_follow_edits_in_libreoffice(lo, tmp_path: Path) -> None:
+    """Turn phases on, switch to the reserved price, measure a pilot, move the start date."""
+    import openpyxl
+
+    scenarios = load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml")
+    path = write_workbook(scenarios, tmp_path / "edit.xlsx")
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    edits = {
+        "phase_1_tokens": 400 * 10**9,
+        "phase_2_tokens": 600 * 10**9,
+        "phase_2_seq_len": 32768,
+        "price_basis": "reserved",
+        "measured_tokens_per_s_per_gpu": 5000,
+        "measured_peak_mem": 85 * 10**9,
+        "start_date": 46023,  # 2026-01-01
+        "contingency": 0.2,
+    }
+    for key, value in edits.items():
+        ws.cell(row=rows[key], column=4).value = value
+    wb.save(path)
+    values = values_libreoffice(path)
+    first = scenarios[0]
+    item = {"name": first.name, "model": first.model.id, "hardware": first.hardware.id}
+    run = {k: getattr(first.run, k) for k in first.run.__dataclass_fields__}
+    run.update(
+        price_basis="reserved",
+        measured_tokens_per_s_per_gpu=5000,
+        measured_peak_mem=85e9,
+        start_date="2026-01-01",
+        contingency=0.2,
+        phases=[
+            {"tokens": 400 * 10**9, "seq_len": 4096, "global_batch_tokens": 4 * 2**20, "mfu": 0.4},
+            {"tokens": 600 * 10**9, "seq_len": 32768, "global_batch_tokens": 4 * 2**20, "mfu": 0.4},
+        ],
+    )
+    edited = scenario_from_dict({**item, **run})
+    reference = {s.name: compute(s) for s in [edited, *scenarios[1:]]}
+    bad = mismatches(values, reference)
+    assert not bad, "\n".join(bad[:40])
+    assert reference[first.name]["plan_uses_phases"] == 1
+    assert reference[first.name]["chk_phase_tokens_match"] == 1
+
+
+def chart_parts(path: Path) -> dict[str, str]:
+    with zipfile.ZipFile(path) as z:
+        return {
+            n: z.read(n).decode("utf-8") for n in z.namelist() if n.startswith("xl/charts/chart")
+        }
+
+
+def test_charts_are_native_and_fed_by_formula_ranges(preset_book) -> None:
+    path, scenarios = preset_book
+    charts = chart_parts(path)
+    assert len(charts) == 4
+    text = "\n".join(charts.values())
+    for title in CHART_TITLES:
+        assert title in text
+    for name, xml in charts.items():
+        # Axes shown (Excel hides axes marked deleted), lines never smoothed.
+        deletes = re.findall(r'<(?:c:)?delete val="(\w+)"\s*/>', xml)
+        assert deletes and set(deletes) == {"0"}, name
+        assert not re.search(r'<(?:c:)?smooth val="(1|true)"', xml), name
+    refs = set(re.findall(r"<(?:c:)?f>'?([A-Za-z ]+)'?!", text))
+    assert "strRef" in text  # scenario names are text categories
+    assert refs == {"Memory", "Inputs", "Budget", "Sweeps"}
+    # One FlashAttention and one naive line per scenario; one days line per scenario.
+    n = len(scenarios)
+    assert text.count(": FlashAttention") == n and text.count(": naive") == n
+
+
+def test_about_sheet_properties_and_print_setup(preset_book) -> None:
+    import openpyxl
+
+    from sheetgen import __version__
+
+    path, scenarios = preset_book
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames[:3] == ["About", "Summary", "Charts"]
+    assert wb.active.title == "Summary"
+    about = "\n".join(
+        str(c.value) for row in wb["About"].iter_rows() for c in row if c.value is not None
+    )
+    assert f"sheetgen {__version__}" in about
+    assert re.search(r"on \d{4}-\d{2}-\d{2}", about)
+    for phrase in ("Inputs", "blue on yellow", "Presets", "Colour legend"):
+        assert phrase in about
+    assert wb.properties.title == "LLM training plan"
+    assert wb.properties.creator.startswith("sheetgen")
+    assert all(s.name in wb.properties.subject for s in scenarios)
+    for ws in wb.worksheets:
+        assert ws.page_setup.orientation == "landscape", ws.title
+        assert ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
+        assert ws.print_area, ws.title
+        assert "&P" in ws.oddFooter.right.text and "&D" in ws.oddFooter.left.text, ws.title
+        assert ws.oddHeader.center.text, ws.title
+    assert wb["Summary"].freeze_panes == "D5"
+    assert wb["Budget"].freeze_panes == "D5"
+
+
+@pytest.mark.libreoffice
+def test_summary_pdf(lo, tmp_path: Path) -> None:
+    scenarios = load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml")
+    book = write_workbook(scenarios, tmp_path / "plan.xlsx")
+    pdf = export_pdf(book, tmp_path / "plan.pdf")
+    assert pdf.is_file() and pdf.read_bytes()[:5] == b"%PDF-"
+    assert pdf_pages(pdf) == 1
+    text = pdf_text(pdf)
+    from sheetgen.workbook.templates import load_templates
+
+    title = next(t.title for t in load_templates() if t.sheet == "Summary")
+    assert title in text
+    assert "Total cost" in text and "Finish date" in text
+    for s in scenarios:
+        r = compute(s)
+        assert f"${r['cost_total_usd']:,.0f}" in text  # the recalculated total, as formatted
+    assert "Presets: lookup tables" not in text  # no other sheet printed
+    assert "Page 1 of 1" in text
+
+
+@pytest.mark.libreoffice
+def test_summary_and_charts_pdf_and_cli(lo, tmp_path: Path) -> None:
+    out = tmp_path / "plan.xlsx"
+    result = CliRunner().invoke(main, ["generate", "-o", str(out), "--pdf"])
+    assert result.exit_code == 0, result.output
+    assert pdf_pages(out.with_suffix(".pdf")) == 1
+    both = tmp_path / "both.pdf"
+    result = CliRunner().invoke(
+        main, ["pdf", str(out), "-o", str(both), "--sheet", "Summary", "--sheet", "Charts"]
+    )
+    assert result.exit_code == 0, result.output
+    assert pdf_pages(both) == 2
+    text = pdf_text(both)
+    for title in CHART_TITLES:
+        assert title in text
+    again = CliRunner().invoke(main, ["pdf", str(out), "-o", str(both)])
+    assert again.exit_code == 2 and "--force" in again.output
+    missing = CliRunner().invoke(main, ["pdf", str(out), "--sheet", "Nope", "--force"])
+    assert missing.exit_code == 2
+    assert missing.output.strip().count("\n") == 0 and "no sheet named 'Nope'" in missing.output
