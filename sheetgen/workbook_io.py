@@ -184,9 +184,39 @@ def read_inputs(path: str | Path) -> WorkbookInputs:
             if v is None:
                 continue
             item[key] = _clean(v)
+        item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
         values.append(item)
     tables = read_tables(wb["Presets"], cached["Presets"])
     return WorkbookInputs(names=layout.scenarios, values=values, tables=tables)
+
+
+def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:
+    """Phases (slots with tokens > 0) and sweep points, as a scenario file lists them."""
+    from sheetgen.scenario import PHASE_FIELDS, PHASE_SLOTS, SWEEP_POINTS
+
+    def cell(key: str) -> Any:
+        if key not in layout.rows:
+            return None
+        v = ws.cell(row=layout.rows[key], column=col).value
+        if isinstance(v, str) and v.startswith("="):
+            v = cached.cell(row=layout.rows[key], column=col).value
+        return _clean(v)
+
+    out: dict[str, Any] = {}
+    phases = []
+    for i in range(1, PHASE_SLOTS + 1):
+        tokens = cell(f"phase_{i}_tokens")
+        if tokens in (None, 0, ""):
+            continue  # an unused slot
+        phase = {f: cell(f"phase_{i}_{f}") for f in PHASE_FIELDS}
+        phases.append({k: v for k, v in phase.items() if v is not None})
+    if phases:
+        out["phases"] = phases
+    for key, row in (("sweep_seq_lens", "sweep_seq"), ("sweep_gpus", "sweep_gpus")):
+        points = [cell(f"{row}_{k}") for k in range(1, SWEEP_POINTS + 1)]
+        if all(p is not None for p in points):
+            out[key] = points
+    return out
 
 
 def _table_model(row: dict[str, Any], where: str):
@@ -293,6 +323,7 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
 
 def scenarios_to_yaml(scenarios: list) -> str:
     """A scenario file that reproduces these scenarios (custom presets written out in full)."""
+    import datetime as dt
     from dataclasses import fields
 
     import yaml
@@ -319,7 +350,16 @@ def scenarios_to_yaml(scenarios: list) -> str:
             spec.update({k: getattr(s.hardware, k) for k in HARDWARE_FIELDS})
             item["hardware"] = spec
         for f in fields(Run):
-            item[f.name] = getattr(s.run, f.name)
+            value = getattr(s.run, f.name)
+            if f.name == "phases":
+                value = [{p.name: getattr(ph, p.name) for p in fields(ph)} for ph in value]
+                if not value:
+                    continue
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, dt.date):
+                value = value.isoformat()
+            item[f.name] = value
         items.append(item)
     header = (
         "# Scenarios exported by `sheetgen inputs`; regenerate with `sheetgen generate FILE`.\n"

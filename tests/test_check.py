@@ -361,3 +361,17 @@ def test_inputs_carry_data_validation(pristine: Path) -> None:
     assert by_row[rows["mfu"]].type == "custom"
     assert by_row[rows["recompute"]].type == "list"
     assert by_row[rows["model"]].formula1.startswith("Presets!$A$")
+
+
+SCENARIO_FILES = sorted((Path(__file__).parent.parent / "presets" / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("spec", SCENARIO_FILES, ids=[p.stem for p in SCENARIO_FILES])
+def test_inputs_round_trip_every_shipped_scenario_file(spec: Path, tmp_path: Path) -> None:
+    """Phases, sweeps, dates and layouts survive generate -> inputs -> load unchanged."""
+    scenarios = load_scenarios(spec)
+    book = write_workbook(scenarios, tmp_path / "book.xlsx")
+    exported = tmp_path / "exported.yaml"
+    result = CliRunner().invoke(main, ["inputs", str(book), "-o", str(exported)])
+    assert result.exit_code == 0, result.output
+    assert load_scenarios(exported) == scenarios
