@@ -26,6 +26,7 @@ ERROR_FLAGS = (
     "chk_choices_valid",
     "chk_amounts_valid",
     "chk_layout_counts_valid",
+    "chk_phase_inputs_valid",
     "chk_inf_eff_range",
     "chk_layout_gpus",
     "chk_parallel_options",
@@ -64,11 +65,12 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_mfu_range": int(0 < run.mfu <= 1),
         "chk_goodput_range": int(0 < run.goodput <= 1),
         "chk_peak_available": int(peak > 0),
-        # Scenario validation already rejects what these four catch in the workbook.
+        # Scenario validation already rejects what these five catch in the workbook.
         "chk_counts_valid": 1,
         "chk_choices_valid": 1,
         "chk_amounts_valid": 1,
         "chk_layout_counts_valid": 1,
+        "chk_phase_inputs_valid": 1,
         "chk_inf_eff_range": int(0 < run.inf_compute_eff <= 1 and 0 < run.inf_bw_eff <= 1),
         "chk_layout_gpus": int(run.n_gpus == run.dp * tp * pp * cp),
         "chk_parallel_options": int(
