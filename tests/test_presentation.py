@@ -141,7 +141,7 @@ def test_charts_are_native_and_fed_by_formula_ranges(preset_book) -> None:
         assert not re.search(r'<(?:c:)?smooth val="(1|true)"', xml), name
     refs = set(re.findall(r"<(?:c:)?f>'?([A-Za-z ]+)'?!", text))
     assert "strRef" in text  # scenario names are text categories
-    assert refs == {"Memory", "Inputs", "Budget", "Sweeps"}
+    assert refs == {"Parallelism", "Memory", "Inputs", "Budget", "Sweeps"}
     # One FlashAttention and one naive line per scenario; one days line per scenario.
     n = len(scenarios)
     assert text.count(": FlashAttention") == n and text.count(": naive") == n

@@ -15,11 +15,12 @@ cell of the same scenario column (on whatever sheet the key lives), and
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
+from sheetgen.scenario import HARDWARE_FIELDS, Model
 from sheetgen.workbook.templates import (
     GROUP_RE,
     KEY_RE,
@@ -42,48 +43,9 @@ PRESETS_SHEET = "Presets"
 CUSTOM_ROWS = {"models": 5, "hardware": 3}
 
 # Lookup tables on the Presets sheet: table -> column names (first is the id).
-MODEL_COLUMNS = (
-    "id",
-    "name",
-    "n_layers",
-    "hidden_size",
-    "n_heads",
-    "n_kv_heads",
-    "head_dim",
-    "ffn_size",
-    "vocab_size",
-    "tied_embeddings",
-    "pos_embeddings",
-    "qkv_bias",
-    "out_bias",
-    "mlp_bias",
-    "norm",
-    "norms_per_layer",
-    "mlp",
-    "dropout",
-    "n_experts",
-    "experts_per_token",
-    "n_shared_experts",
-    "moe_ffn_size",
-    "n_dense_layers",
-    "router_bias",
-    "q_lora_rank",
-    "kv_lora_rank",
-    "qk_nope_head_dim",
-    "qk_rope_head_dim",
-    "v_head_dim",
-)
-HARDWARE_COLUMNS = (
-    "id",
-    "name",
-    "peak_bf16_tflops",
-    "peak_fp8_tflops",
-    "mem_gb",
-    "hbm_tbps",
-    "tdp_w",
-    "intra_node_gb_per_s",
-    "inter_node_gb_per_s",
-)
+# The model table's columns are the Model dataclass's fields, in their order.
+MODEL_COLUMNS = tuple(f.name for f in fields(Model) if f.name not in ("source", "params_published"))
+HARDWARE_COLUMNS = ("id", "name", *HARDWARE_FIELDS)
 RECIPE_COLUMNS = (
     "id",
     "name",

@@ -70,7 +70,7 @@ def inject_cached_values(path: Path, values: dict[str, dict[str, Any]]) -> None:
                         if cached is None:
                             return m.group(0)
                         t_attr, text = cached
-                        attrs = re.sub(r'\s t="[^"]*"', "", attrs)
+                        attrs = re.sub(r'\s+t="[^"]*"', "", attrs)
                         return f'<c r="{ref}"{attrs}{t_attr}><f>{formula}</f><v>{text}</v>{close}'
 
                     data = _CELL_RE.sub(fill, data.decode("utf-8")).encode("utf-8")

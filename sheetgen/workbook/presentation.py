@@ -23,14 +23,15 @@ ABOUT_SHEET = "About"
 CHARTS_SHEET = "Charts"
 TITLE = "LLM training plan"
 
-# Memory rows stacked in the memory chart, bottom to top.
+# Memory rows stacked in the memory chart, bottom to top: the peak per GPU under
+# the scenario's layout (Parallelism sheet; the whole model when nothing is sharded).
 MEMORY_PARTS = (
-    ("mem_weights", "Weights"),
-    ("mem_grads", "Gradients"),
-    ("mem_master", "FP32 master weights"),
-    ("mem_optimizer", "Optimizer states"),
-    ("mem_activations", "Activations"),
-    ("mem_logits", "Logits"),
+    ("mem_weights_per_gpu", "Weights"),
+    ("mem_grads_per_gpu", "Gradients"),
+    ("mem_master_per_gpu", "FP32 master weights"),
+    ("mem_optimizer_per_gpu", "Optimizer states"),
+    ("mem_activations_per_gpu", "Activations"),
+    ("mem_logits_per_gpu", "Logits"),
     ("mem_overhead", "Fixed overhead"),
 )
 COST_PARTS = (
@@ -97,7 +98,7 @@ def memory_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     bar.grouping = "stacked"
     bar.overlap = 100
     bar.title = "Memory per GPU vs capacity"
-    bar.y_axis.title = "GB per GPU, no sharding"
+    bar.y_axis.title = "GB per GPU under the layout"
     bar.y_axis.number_format = GB_FORMAT
     bar.y_axis.majorGridlines = None
     for key, label in MEMORY_PARTS:
@@ -206,8 +207,8 @@ def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], 
     ws.cell(
         row=2,
         column=1,
-        value="Drawn from the Memory, Budget and Sweeps sheets: edit any input and they follow. "
-        "Sweep points (sequence lengths, GPU counts) are inputs on the Inputs sheet.",
+        value="Drawn from the Parallelism, Memory, Budget and Sweeps sheets: edit any input and "
+        "they follow. Sweep points (sequence lengths, GPU counts) are inputs on the Inputs sheet.",
     )
     n = len(scenarios)
     charts = (
