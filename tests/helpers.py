@@ -53,3 +53,19 @@ def mismatches(
             if (key, scen) not in seen:
                 out.append(f"{key} [{scen}]: reference key has no workbook row")
     return out
+
+
+def build_matrix(folder, items: list[dict], stem: str):
+    """Write ``items`` as a scenario file, load it, and generate its workbook without
+    cached values.  Returns (workbook path, scenarios, {name: reference values})."""
+    import yaml
+
+    from sheetgen.reference import compute
+    from sheetgen.scenario_file import load_scenarios
+    from sheetgen.workbook import write_workbook
+
+    spec = folder / f"{stem}.yaml"
+    spec.write_text(yaml.safe_dump({"scenarios": items}, sort_keys=False))
+    scenarios = load_scenarios(spec)
+    path = write_workbook(scenarios, folder / f"{stem}.xlsx", cache_values=False)
+    return path, scenarios, {s.name: compute(s) for s in scenarios}

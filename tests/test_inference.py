@@ -10,13 +10,12 @@ import math
 from typing import Any
 
 import pytest
-from helpers import is_error, mismatches
+from helpers import build_matrix, is_error, mismatches
 from test_reference_seeds import GB, GIB, calc, expect, nominal_model
 
 from sheetgen.recalc import recalc_formulas, values_libreoffice
 from sheetgen.reference import compute
 from sheetgen.scenario import CHOICES
-from sheetgen.scenario_file import load_scenarios
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.templates import load_templates
 
@@ -325,15 +324,7 @@ def matrix_items() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory):
-    import yaml
-
-    folder = tmp_path_factory.mktemp("inference")
-    spec = folder / "inference.yaml"
-    spec.write_text(yaml.safe_dump({"scenarios": matrix_items()}, sort_keys=False))
-    scenarios = load_scenarios(spec)
-    path = write_workbook(scenarios, folder / "inference.xlsx", cache_values=False)
-    reference = {s.name: compute(s) for s in scenarios}
-    return path, scenarios, reference
+    return build_matrix(tmp_path_factory.mktemp("inference"), matrix_items(), "inference")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 import pytest
-from helpers import mismatches
+from helpers import build_matrix, mismatches
 
 from sheetgen.errors import SheetgenError
 from sheetgen.reference import compute
@@ -494,17 +494,7 @@ def layout_items() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def layouts(tmp_path_factory: pytest.TempPathFactory):
-    import yaml
-
-    from sheetgen.workbook import write_workbook
-
-    folder = tmp_path_factory.mktemp("layouts")
-    spec = folder / "layouts.yaml"
-    spec.write_text(yaml.safe_dump({"scenarios": layout_items()}, sort_keys=False))
-    scenarios = load_scenarios(spec)
-    path = write_workbook(scenarios, folder / "layouts.xlsx", cache_values=False)
-    reference = {s.name: compute(s) for s in scenarios}
-    return path, scenarios, reference
+    return build_matrix(tmp_path_factory.mktemp("layouts"), layout_items(), "layouts")
 
 
 def test_layout_matrix_covers_every_option(layouts):

@@ -12,7 +12,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from helpers import is_error, mismatches
+from helpers import build_matrix, is_error, mismatches
 
 from sheetgen import presets
 from sheetgen.recalc import read_values, recalc_formulas, values_libreoffice
@@ -149,15 +149,7 @@ def matrix_items() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory):
-    import yaml
-
-    folder = tmp_path_factory.mktemp("matrix")
-    spec = folder / "matrix.yaml"
-    spec.write_text(yaml.safe_dump({"scenarios": matrix_items()}, sort_keys=False))
-    scenarios = load_scenarios(spec)
-    path = write_workbook(scenarios, folder / "matrix.xlsx", cache_values=False)
-    reference = {s.name: compute(s) for s in scenarios}
-    return path, scenarios, reference
+    return build_matrix(tmp_path_factory.mktemp("matrix"), matrix_items(), "matrix")
 
 
 @pytest.fixture(scope="module")
