@@ -131,6 +131,18 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
     return scenarios
 
 
+def _unique(item: Any, seen: dict[str, Any]) -> Any:
+    """``item`` with an id no different item in ``seen`` uses (id-2, id-3, ...)."""
+    from dataclasses import replace
+
+    n, base_id = 2, item.id
+    while item.id in seen and seen[item.id] != item:
+        item = replace(item, id=f"{base_id}-{n}")
+        n += 1
+    seen[item.id] = item
+    return item
+
+
 def unique_custom_ids(scenarios: list[Scenario]) -> list[Scenario]:
     """Give distinct custom models (or accelerators) that share an id distinct ids,
     so each gets its own row in the workbook's Presets tables."""
@@ -138,23 +150,10 @@ def unique_custom_ids(scenarios: list[Scenario]) -> list[Scenario]:
 
     seen_models = {m.id: m for m in presets.models().values()}
     seen_hw = {h.id: h for h in presets.hardware().values()}
-    out = []
-    for s in scenarios:
-        model, hw = s.model, s.hardware
-        n = 2
-        base_id = model.id
-        while model.id in seen_models and seen_models[model.id] != model:
-            model = replace(model, id=f"{base_id}-{n}")
-            n += 1
-        seen_models[model.id] = model
-        n = 2
-        base_id = hw.id
-        while hw.id in seen_hw and seen_hw[hw.id] != hw:
-            hw = replace(hw, id=f"{base_id}-{n}")
-            n += 1
-        seen_hw[hw.id] = hw
-        out.append(replace(s, model=model, hardware=hw))
-    return out
+    return [
+        replace(s, model=_unique(s.model, seen_models), hardware=_unique(s.hardware, seen_hw))
+        for s in scenarios
+    ]
 
 
 def load_scenarios(path: str | Path) -> list[Scenario]:

@@ -219,28 +219,13 @@ def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[st
     return out
 
 
-def _table_model(row: dict[str, Any], where: str):
-    from sheetgen import presets
-    from sheetgen.scenario import make_model
-
+def _table_preset(row: dict[str, Any], make: Any, shipped: dict[str, Any], where: str) -> Any:
+    """A Model or Hardware from a Presets row; the shipped preset itself when the row
+    still holds its values (so sources and published counts carry over)."""
     spec = {k: _clean(v) for k, v in row.items() if v is not None}
-    model = make_model(spec, where)
-    shipped = presets.models().get(model.id)
-    if shipped is not None and _same_fields(shipped, model):
-        return shipped
-    return model
-
-
-def _table_hardware(row: dict[str, Any], where: str):
-    from sheetgen import presets
-    from sheetgen.scenario import make_hardware
-
-    spec = {k: _clean(v) for k, v in row.items() if v is not None}
-    hw = make_hardware(spec, where)
-    shipped = presets.hardware().get(hw.id)
-    if shipped is not None and _same_fields(shipped, hw):
-        return shipped
-    return hw
+    item = make(spec, where)
+    preset = shipped.get(item.id)
+    return preset if preset is not None and _same_fields(preset, item) else item
 
 
 def _same_fields(a: Any, b: Any) -> bool:
@@ -310,8 +295,15 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
             f"{at}: hardware", f"{hw_id!r} is not an id in the Presets hardware table"
         )
     where = at.split(": Inputs")[0]
-    model = _table_model(models[model_id], f"{where}: Presets model {model_id!r}")
-    hw = _table_hardware(hardware[hw_id], f"{where}: Presets hardware {hw_id!r}")
+    from sheetgen import presets
+    from sheetgen.scenario import make_hardware, make_model
+
+    model = _table_preset(
+        models[model_id], make_model, presets.models(), f"{where}: Presets model {model_id!r}"
+    )
+    hw = _table_preset(
+        hardware[hw_id], make_hardware, presets.hardware(), f"{where}: Presets hardware {hw_id!r}"
+    )
     try:
         run = make_run(item)
     except SheetgenError as e:

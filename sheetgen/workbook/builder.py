@@ -208,13 +208,6 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
     return dv
 
 
-def input_value(scenario: Scenario, key: str) -> Any:
-    """The value a scenario puts in an input cell."""
-    from sheetgen.reference.inputs import inputs
-
-    return inputs(scenario)[key]
-
-
 def write_sheet(
     wb: Workbook,
     t: SheetTemplate,
@@ -283,10 +276,10 @@ def write_sheet(
         src.font = Font(color="595959", size=9)
         src.alignment = top
         fmt = styles.NUMBER_FORMATS[r.fmt]
-        for i, s in enumerate(scenarios):
+        for i in range(len(scenarios)):
             cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
             if r.input:
-                cell.value = input_value(s, r.key)
+                cell.value = reference[i][r.key]  # the scenario's input (reference.inputs)
                 cell.font = Font(color=styles.INPUT_FONT_COLOR)
                 cell.fill = input_fill
             else:
