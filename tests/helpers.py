@@ -69,3 +69,37 @@ def build_matrix(folder, items: list[dict], stem: str):
     scenarios = load_scenarios(spec)
     path = write_workbook(scenarios, folder / f"{stem}.xlsx", cache_values=False)
     return path, scenarios, {s.name: compute(s) for s in scenarios}
+
+
+def libreoffice_values(path):
+    """LibreOffice-recalculated values of ``path``; skips (or fails in CI) without LibreOffice."""
+    from conftest import require_libreoffice
+
+    from sheetgen.recalc import values_libreoffice
+
+    require_libreoffice()
+    return values_libreoffice(path, timeout=240)
+
+
+def calc(name: str, **settings: Any) -> dict[str, Any]:
+    """Every reference key of one scenario (hardware defaults to h100-sxm);
+    ``_scenario`` names the scenario in assertion messages."""
+    from sheetgen.reference import compute
+    from sheetgen.scenario_file import scenario_from_dict
+
+    settings.setdefault("hardware", "h100-sxm")
+    r = dict(compute(scenario_from_dict({"name": name, **settings})))
+    r["_scenario"] = name
+    return r
+
+
+def expect(
+    r: dict[str, Any], key: str, expected: float, what: str = "expected", **tol: float
+) -> None:
+    """Assert one key of one scenario at the given tolerance, naming both in the message."""
+    import pytest
+
+    got = r[key]
+    assert got == pytest.approx(expected, **tol), (
+        f"{r['_scenario']}: {key}={got!r}, {what} {expected!r} ({tol})"
+    )

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 import pytest
-from helpers import build_matrix, is_error, mismatches
+from helpers import build_matrix, is_error, libreoffice_values, mismatches
 from test_reference_seeds import GB, GIB, calc, expect, nominal_model
 
 from sheetgen.recalc import recalc_formulas, values_libreoffice
@@ -329,10 +329,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def lo_values(matrix):
-    from conftest import require_libreoffice
-
-    require_libreoffice()
-    return values_libreoffice(matrix[0], timeout=240)
+    return libreoffice_values(matrix[0])
 
 
 def scenario_ids() -> list[str]:

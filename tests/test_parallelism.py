@@ -12,10 +12,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pytest
-from helpers import build_matrix, mismatches
+from helpers import build_matrix, calc, expect, libreoffice_values, mismatches
 
 from sheetgen.errors import SheetgenError
 from sheetgen.reference import compute
@@ -23,20 +22,6 @@ from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
 GB = 10**9
 TB = 10**12
-
-
-def calc(name: str, **settings: Any) -> dict[str, Any]:
-    settings.setdefault("hardware", "h100-sxm")
-    r = dict(compute(scenario_from_dict({"name": name, **settings})))
-    r["_scenario"] = name
-    return r
-
-
-def expect(r: dict[str, Any], key: str, expected: float, **tol: float) -> None:
-    got = r[key]
-    assert got == pytest.approx(expected, **tol), (
-        f"{r['_scenario']}: {key}={got!r}, expected {expected!r} ({tol})"
-    )
 
 
 # ---------------------------------------------------------------------------
@@ -511,12 +496,7 @@ def test_layout_matrix_covers_every_option(layouts):
 
 @pytest.fixture(scope="module")
 def layouts_lo(layouts):
-    from conftest import require_libreoffice
-
-    from sheetgen.recalc import values_libreoffice
-
-    require_libreoffice()
-    return values_libreoffice(layouts[0], timeout=240)
+    return libreoffice_values(layouts[0])
 
 
 @pytest.mark.libreoffice

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import helpers
 import pytest
+from helpers import calc
 
 from sheetgen import presets
-from sheetgen.reference import compute, mfu_from_throughput
-from sheetgen.scenario_file import scenario_from_dict
+from sheetgen.reference import mfu_from_throughput
 
 GB = 10**9
 GIB = 2**30
@@ -43,20 +44,9 @@ SEED003_CLUSTER = {
 }
 
 
-def calc(name: str, **settings: Any) -> dict[str, Any]:
-    """Every reference key of one scenario; ``_scenario`` names it in messages."""
-    settings.setdefault("hardware", "h100-sxm")
-    r = dict(compute(scenario_from_dict({"name": name, **settings})))
-    r["_scenario"] = name
-    return r
-
-
 def expect(r: dict[str, Any], key: str, expected: float, **tol: float) -> None:
     """Assert one key of one scenario against a seed number at the given tolerance."""
-    got = r[key]
-    assert got == pytest.approx(expected, **tol), (
-        f"{r['_scenario']}: {key}={got!r}, seed number {expected!r} ({tol})"
-    )
+    helpers.expect(r, key, expected, what="seed number", **tol)
 
 
 # A one-layer toy model (h = 1000, 8 heads, gated MLP F = 1000, RMSNorm, tied

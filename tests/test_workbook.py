@@ -12,7 +12,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from helpers import build_matrix, is_error, mismatches
+from helpers import build_matrix, is_error, libreoffice_values, mismatches
 
 from sheetgen import presets
 from sheetgen.recalc import read_values, recalc_formulas, values_libreoffice
@@ -154,10 +154,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def lo_values(matrix):
-    from conftest import require_libreoffice
-
-    require_libreoffice()
-    return values_libreoffice(matrix[0], timeout=240)
+    return libreoffice_values(matrix[0])
 
 
 @pytest.fixture(scope="module")
