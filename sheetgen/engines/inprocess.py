@@ -67,6 +67,28 @@ def _pycel_plain(value: object) -> object:
     return value
 
 
+def _pycel_defined_names(compiler: object) -> None:
+    """Give pycel the workbook's defined names itself.
+
+    pycel 1.0b30 reads ``workbook.defined_names.definedName``, which openpyxl 3.1
+    replaced by a mapping; any formula using a name would then fail. The map it
+    builds (name -> [(cell range, sheet)]) is filled here from the mapping, the
+    same way, before anything is evaluated.
+    """
+    excel = compiler.excel  # type: ignore[attr-defined]
+    names = excel.workbook.defined_names
+    if hasattr(names, "definedName") or getattr(excel, "_defined_names", None) is not None:
+        return  # an openpyxl that pycel reads by itself
+    table = {}
+    for name, defined in names.items():
+        destinations = [
+            (alias, sheet) for sheet, alias in defined.destinations if sheet in excel.workbook
+        ]
+        if destinations:
+            table[str(name)] = destinations
+    excel._defined_names = table
+
+
 def recalc_pycel(src: Path) -> Values:
     """Evaluate ``src`` in-process with pycel; values in the ``read_values`` shape.
 
@@ -85,6 +107,7 @@ def recalc_pycel(src: Path) -> Values:
     pycel_log.setLevel(logging.ERROR)
     try:
         compiler = ExcelCompiler(filename=str(src))
+        _pycel_defined_names(compiler)
         wb = compiler.excel.workbook  # openpyxl, formulas kept
         addresses = [
             f"{_sheet_ref(ws.title)}!{c.coordinate}"
