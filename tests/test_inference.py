@@ -13,7 +13,7 @@ import pytest
 from helpers import build_matrix, is_error, libreoffice_values, mismatches
 from test_reference_seeds import GB, GIB, calc, expect, nominal_model
 
-from sheetgen.recalc import recalc_formulas, values_libreoffice
+from sheetgen.recalc import recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
 from sheetgen.scenario import CHOICES
 from sheetgen.workbook import write_workbook
@@ -375,15 +375,31 @@ def test_libreoffice_flags_a_configuration_that_does_not_fit(matrix, lo_values) 
 
 
 @pytest.fixture(scope="module")
-def formulas_values(matrix):
-    return recalc_formulas(matrix[0])
+def inprocess_values(matrix):
+    """The in-process engine the suite uses: pycel (formulas is tested in test_recalc)."""
+    return recalc_pycel(matrix[0])
 
 
 @pytest.mark.parametrize("scenario", scenario_ids())
-def test_formulas_engine_equals_reference(matrix, formulas_values, scenario: str) -> None:
+def test_inprocess_engine_equals_reference(matrix, inprocess_values, scenario: str) -> None:
     _, _, reference = matrix
-    bad = mismatches(formulas_values, reference, [scenario])
-    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+    bad = mismatches(inprocess_values, reference, [scenario])
+    assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
+
+
+@pytest.fixture(scope="module")
+def gn_values(matrix):
+    from helpers import gnumeric_values
+
+    return gnumeric_values(matrix[0])
+
+
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("scenario", scenario_ids())
+def test_gnumeric_equals_reference(matrix, gn_values, scenario: str) -> None:
+    _, _, reference = matrix
+    bad = mismatches(gn_values, reference, [scenario])
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
 
 
 # ---------------------------------------------------------------------------

@@ -507,16 +507,31 @@ def test_layouts_libreoffice_equals_reference(layouts, layouts_lo, scenario):
 
 
 @pytest.fixture(scope="module")
-def layouts_formulas(layouts):
-    from sheetgen.recalc import recalc_formulas
+def layouts_inprocess(layouts):
+    """The in-process engine the suite uses: pycel (formulas is tested in test_recalc)."""
+    from sheetgen.recalc import recalc_pycel
 
-    return recalc_formulas(layouts[0])
+    return recalc_pycel(layouts[0])
 
 
 @pytest.mark.parametrize("scenario", [i["name"] for i in layout_items()])
-def test_layouts_formulas_engine_equals_reference(layouts, layouts_formulas, scenario):
-    bad = mismatches(layouts_formulas, layouts[2], [scenario])
-    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+def test_layouts_inprocess_engine_equals_reference(layouts, layouts_inprocess, scenario):
+    bad = mismatches(layouts_inprocess, layouts[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
+
+
+@pytest.fixture(scope="module")
+def layouts_gnumeric(layouts):
+    from helpers import gnumeric_values
+
+    return gnumeric_values(layouts[0])
+
+
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("scenario", [i["name"] for i in layout_items()])
+def test_layouts_gnumeric_equals_reference(layouts, layouts_gnumeric, scenario):
+    bad = mismatches(layouts_gnumeric, layouts[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
 
 
 def test_layouts_workbook_passes_lint(layouts):
