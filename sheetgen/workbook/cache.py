@@ -17,7 +17,6 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -48,6 +47,12 @@ def _cached(value: Any) -> tuple[str, str] | None:
         return "", repr(float(value)) if isinstance(value, float) else str(value)
     if isinstance(value, str):
         return ' t="str"', escape(value)
+
+
+def escape(text: str) -> str:
+    """XML character data: &, < and > escaped (as xml.sax.saxutils.escape, without
+    importing it: it pulls in urllib and http.client)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return None
 
 
@@ -80,7 +85,8 @@ def _rewrite(z: zipfile.ZipFile, fd: int, wanted: dict[str, dict[str, Any]]) -> 
                     if cached is None:
                         return m.group(0)
                     t_attr, text = cached
-                    attrs = re.sub(r'\s+t="[^"]*"', "", attrs)
+                    if ' t="' in attrs:
+                        attrs = re.sub(r'\s+t="[^"]*"', "", attrs)
                     return f'<c r="{ref}"{attrs}{t_attr}><f>{formula}</f><v>{text}</v>{close}'
 
                 data = _CELL_RE.sub(fill, data.decode("utf-8")).encode("utf-8")
