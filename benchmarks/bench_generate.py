@@ -2,6 +2,7 @@
 
 Run:  python benchmarks/bench_generate.py [--repeat N] [--no-engines]
 
+0. `sheetgen --help` (wall and CPU time of the process).
 1. `sheetgen generate` for the default workbook and for 100 scenarios, each
    against ``openpyxl_floor.py`` writing the same cell values and formulas with
    openpyxl alone. Both run as fresh processes (interpreter start and imports
@@ -137,6 +138,11 @@ def main() -> None:
         tmp = Path(tmp_name)
         spec100 = tmp / "hundred.yaml"
         spec100.write_text(yaml.safe_dump({"scenarios": scenario_items(100)}, sort_keys=False))
+        helps = [run_child([sys.executable, "-m", "sheetgen.cli", "--help"]) for _ in range(5)]
+        print(
+            f"sheetgen --help: {statistics.median(w for _, w in helps):.3f} s wall, "
+            f"{statistics.median(c for c, _ in helps):.3f} s CPU (median of 5; target < 0.3 s)\n"
+        )
         print(f"generate vs the bare-openpyxl floor, medians of {args.repeat} alternating runs")
         against_floor("default workbook", default_scenario_path(), tmp, args.repeat)
         against_floor("100 scenarios", spec100, tmp, args.repeat)
