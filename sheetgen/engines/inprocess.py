@@ -89,6 +89,25 @@ def _pycel_defined_names(compiler: object) -> None:
     excel._defined_names = table
 
 
+def _one_by_one(src: Path, addresses: list[str]) -> list[object]:
+    """Evaluate cell by cell when a formula refers to a sheet that is gone (pycel raises
+    KeyError "Worksheet ... does not exist" where Excel shows ``#REF!``): those cells,
+    and the cells that depend on them, read ``#REF!``; the rest evaluate normally."""
+    from pycel import ExcelCompiler
+
+    compiler = ExcelCompiler(filename=str(src))
+    _pycel_defined_names(compiler)
+    out: list[object] = []
+    for address in addresses:
+        try:
+            out.append(compiler.evaluate(address))
+        except Exception as exc:  # KeyError, or pycel's FormulaEvalError wrapping it
+            if "does not exist" not in str(exc):
+                raise
+            out.append("#REF!")
+    return out
+
+
 def recalc_pycel(src: Path) -> Values:
     """Evaluate ``src`` in-process with pycel; values in the ``read_values`` shape.
 
@@ -116,7 +135,12 @@ def recalc_pycel(src: Path) -> Values:
             for c in row
             if c.data_type == "f"
         ]
-        results = compiler.evaluate(addresses) if addresses else ()
+        try:
+            results = compiler.evaluate(addresses) if addresses else ()
+        except KeyError as exc:
+            if "does not exist" not in str(exc):
+                raise
+            results = _one_by_one(src, addresses)
     except Exception as exc:  # pycel raises many kinds of errors
         raise RecalcError(
             f"pycel failed on {src.name}: {type(exc).__name__}: {exc}".splitlines()[0]
