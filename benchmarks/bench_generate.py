@@ -32,7 +32,6 @@ from pathlib import Path
 import yaml
 
 from sheetgen import presets
-from sheetgen.recalc import engine_available, recalculate
 from sheetgen.scenario_file import default_scenario_path, scenario_from_dict
 from sheetgen.workbook import write_workbook
 
@@ -159,6 +158,8 @@ def main() -> None:
             print(f"{f'write_workbook, {n} scenarios':<44}{med:>10.3f}{best:>10.3f}")
         if args.no_engines:
             return
+        from sheetgen.recalc import engine_available, recalculate
+
         for engine in ("pycel", "gnumeric", "libreoffice", "formulas"):
             if not engine_available(engine):
                 print(f"{engine}: not available, skipped")
