@@ -247,3 +247,51 @@ def test_sheet_headers_and_chart_titles_refer_to_the_name(tmp_path: Path) -> Non
         titles = [re.search(r"<(?:c:)?tx><(?:c:)?strRef><(?:c:)?f>([^<]*)<", x) for x in series]
         assert series and all(titles), f"a series title is not a cell reference: {xml[:400]}"
         assert all(t.group(1).startswith(("'Sweeps'!", "'Inputs'!")) for t in titles)
+
+
+@pytest.mark.parametrize("item", DEFAULT_ITEMS, ids=[i["name"] for i in DEFAULT_ITEMS])
+def test_default_summary_flags_all_pass(item: dict) -> None:
+    """Every 1/0 row the Summary colours is 1 for the defaults (plan_uses_phases aside)."""
+    summary = next(t for t in load_templates() if t.sheet == "Summary")
+    r = compute(scenario_from_dict(item))
+    flags = [row.key for row in summary.keyed_rows if row.fmt == "flag"]
+    failing = [k for k in flags if k != "plan_uses_phases" and r[k] != 1]
+    assert "plan_ok" in flags and not failing, f"{item['name']}: {failing}"
+
+
+def test_summary_marks_figures_of_a_plan_that_is_not_ok(tmp_path: Path) -> None:
+    """Conditional formats: verdict first, days / GPU-hours / cost red and struck through
+    when plan_ok is not 1, and "all error checks pass" green only beside an OK plan."""
+    import openpyxl
+
+    from sheetgen.workbook import write_workbook
+
+    path = write_workbook(load_scenarios(default_scenario_path()), tmp_path / "plan.xlsx")
+    ws = openpyxl.load_workbook(path)["Summary"]
+    rows = _inputs_rows(ws)
+    assert rows["plan_ok"] == 6 and rows["plan_verdict"] == 7  # first rows under the header
+    rules = {}
+    for rng in ws.conditional_formatting:
+        for rule in rng.rules:
+            rules.setdefault(next(iter(rng.sqref.ranges)).min_row, []).append(rule)
+    for key in ("train_days_wall", "gpu_hours", "cost_total_usd", "plan_gpu_hours"):
+        formulas = [f for rule in rules.get(rows[key], []) for f in rule.formula]
+        assert f"D${rows['plan_ok']}<>1" in formulas, (key, formulas)
+        assert any(rule.dxf.font.strike for rule in rules[rows[key]] if rule.dxf.font)
+    green = [r.formula for r in rules[rows["checks_ok"]] if r.type == "expression"]
+    assert [f"AND(D{rows['checks_ok']}=1,D${rows['plan_ok']}=1)"] in green, green
+
+
+def test_check_reports_a_plan_that_is_not_ok_as_a_warning(tmp_path: Path) -> None:
+    from sheetgen.check import check_workbook
+    from sheetgen.scenario_file import load_scenarios_text
+    from sheetgen.workbook import write_workbook
+
+    item = {"name": "70B on 8", "model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 8}
+    scenarios = load_scenarios_text(yaml.safe_dump({"scenarios": [item]}))
+    path = write_workbook(scenarios, tmp_path / "x.xlsx")
+    libreoffice_values(path)  # skips (or fails in CI) without LibreOffice
+    report = check_workbook(path)
+    assert not report.problems, report.problems
+    warned = {(f.kind, f.key) for f in report.findings}
+    assert ("warning", "plan_ok") in warned, sorted(warned)
