@@ -327,6 +327,7 @@ def write_sheet(
     last_col = words_col if t.sheet == "Summary" else ncols
     if t.sheet == "Summary":
         ws.column_dimensions[get_column_letter(words_col)].width = 48
+        ws.page_setup.fitToHeight = 1  # one page, whatever the number of scenario columns
     ws.print_area = f"A1:{get_column_letter(last_col)}{row_no - 1}"
     _flag_formatting(ws, t, layout, n)
 
