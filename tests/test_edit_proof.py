@@ -295,3 +295,40 @@ def test_check_reports_a_plan_that_is_not_ok_as_a_warning(tmp_path: Path) -> Non
     assert not report.problems, report.problems
     warned = {(f.kind, f.key) for f in report.findings}
     assert ("warning", "plan_ok") in warned, sorted(warned)
+
+
+# The order people edit in (issue 11, item 8): these first, in this order.
+EDIT_ORDER = [
+    "scenario_name",
+    "model",
+    "hardware",
+    "n_gpus",
+    "train_tokens",
+    "seq_len",
+    "global_batch_tokens",
+    "tp",
+    "pp",
+    "dp",
+    "mfu",
+    "goodput",
+    "price_per_gpu_hour",
+    "start_date",
+]
+RARELY_EDITED = ["measured_tokens_per_s_per_gpu", "phase_1_tokens", "sweep_gpus_1"]
+
+
+def test_inputs_in_the_order_people_edit_them() -> None:
+    inputs = next(t for t in load_templates() if t.sheet == "Inputs")
+    keys = [r.key for r in inputs.keyed_rows]
+    at = {k: i for i, k in enumerate(keys)}
+    assert [at[k] for k in EDIT_ORDER] == sorted(at[k] for k in EDIT_ORDER), EDIT_ORDER
+    # Looked-up preset values stay formulas and sit below everything edited at the top.
+    lookups = [r.key for r in inputs.keyed_rows if "[models." in (r.formula or "")]
+    lookups += [r.key for r in inputs.keyed_rows if "[hardware." in (r.formula or "")]
+    assert lookups and min(at[k] for k in lookups) > at["start_date"]
+    assert all(not r.input for r in inputs.keyed_rows if r.key in lookups)
+    assert min(at[k] for k in RARELY_EDITED) > max(at[k] for k in lookups)
+    # dp sits right below the layout inputs it is derived from, and is not an input.
+    dp = next(r for r in inputs.keyed_rows if r.key == "dp")
+    assert dp.input is None and dp.formula == "{n_gpus}/({tp}*{pp}*{cp})"
+    assert at["dp"] - at["ep"] == 1 and at["n_gpus"] < at["tp"]
