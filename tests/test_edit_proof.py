@@ -73,7 +73,7 @@ def test_n_gpus_min_is_the_fewest_that_fit_at_the_own_zero_stage(stage: int) -> 
     d = r["dp_min"]
     assert isinstance(d, int) and d > 1, r["n_gpus_min_note"]
     expect(r, "n_gpus_min", d * 8, abs=0)
-    assert r["n_gpus_min_note"] == f"ZeRO-{stage}: {d} data-parallel replicas of 8 GPUs"
+    assert r["n_gpus_min_note"] == f"ZeRO-{stage}, dp {d} × tp·pp·cp 8"
     at = calc("at min", **base, n_gpus=d * 8)
     below = calc("below min", **base, n_gpus=(d - 1) * 8)
     expect(at, "fits_per_gpu", 1, abs=0)

@@ -147,7 +147,7 @@ def parallelism(s: Scenario) -> dict[str, float]:
     n_min3 = dp_min3 * tp * pp * cp if dp_min3 != "none" else "none"
     days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if found else "–"  # no days
     if found:
-        note = f"ZeRO-{zero}: {dp_min} data-parallel replicas of {tp * pp * cp} GPUs"
+        note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
     else:
         note = (
             f"no count fits: {num_text(fixed / GIGA, 1)} GB per GPU that ZeRO-{zero} does "
