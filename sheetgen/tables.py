@@ -20,6 +20,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     if kind == "models":
         docs = presets.model_docs()
+        origin = presets.origins("models")
         for mid, m in presets.models().items():
             p = params(m)
             rows.append(
@@ -32,11 +33,14 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "hidden": m.hidden_size,
                     "heads": f"{m.n_heads}/{m.n_kv_heads}",
                     "as_of": docs[mid].get("as_of", ""),
+                    "origin": origin[mid],
                     "source": m.source,
                 }
             )
     elif kind == "hardware":
         docs = presets.hardware_docs()
+        origin = presets.origins("hardware")
+        prices = presets.hardware_prices()
         for hid, hw in presets.hardware().items():
             sources = dict(hw.sources)
             rows.append(
@@ -50,7 +54,9 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "tdp_w": hw.tdp_w,
                     "intra_node_gb_s": hw.intra_node_gb_per_s,
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
+                    "price_per_gpu_hour": prices.get(hid, {}).get("price_per_gpu_hour", ""),
                     "as_of": docs[hid].get("as_of", ""),
+                    "origin": origin[hid],
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
             )
