@@ -163,3 +163,40 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             f"${r['inf_cost_per_mtok']:,.2f}/M output tokens"
         )
     return lines
+
+
+def advise_frame(result: Any) -> pd.DataFrame:
+    """The plans ``sheetgen advise`` found, best first, one row each."""
+    import pandas as pd
+
+    from sheetgen.advise import layout_label, why_better
+
+    rows = []
+    plans = result.plans
+    for i, plan in enumerate(plans):
+        v = plan.values
+        rows.append(
+            {
+                "rank": i + 1,
+                "gpus": plan.scenario.run.n_gpus,
+                "layout": layout_label(plan.layout()),
+                "mem_per_gpu_gb": round(v["mem_total_per_gpu"] / 1e9, 1),
+                "usable_gb": round(v["mem_usable_per_gpu"] / 1e9, 1),
+                "step_s": round(v["step_seconds_overlap"], 2),
+                "bubble": f"{v['pipeline_bubble']:.1%}",
+                "days": round(plan.days, 2),
+                "cost_usd": round(plan.cost),
+                "why": why_better(plan, plans[i + 1] if i + 1 < len(plans) else None),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def advise_summary(result: Any) -> str:
+    """One line: what was searched, how fast, and what was rejected for what."""
+    rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
+    return (
+        f"searched {result.candidates:,} layouts in {result.seconds:.2f}s "
+        f"({result.rate:,.0f}/s); {result.fitting:,} fit"
+        + (f"; rejected: {rejected}" if rejected else "")
+    )
