@@ -62,6 +62,7 @@ def presets_option(fn: Callable) -> Callable:
         from sheetgen import presets
 
         presets.use_team_dirs(value or None)
+        ctx.call_on_close(lambda: presets.use_team_dirs(None))
 
     return click.option(
         "--presets",
