@@ -110,6 +110,11 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
     given = {k: v for k, v in flags.items() if v is not None}
+    if scenario_file is not None and not Path(scenario_file).exists():
+        from sheetgen import presets
+
+        found = presets.find_scenario(scenario_file)
+        scenario_file = str(found) if found is not None else scenario_file
     if scenario_file is not None:
         if given:
             first = next(iter(given))

@@ -202,11 +202,15 @@ def hardware_docs() -> dict[str, dict[str, Any]]:
     return {pid: doc for pid, (doc, _, _) in _documents("hardware", layers()).items()}
 
 
-def team_scenario_files() -> list[Path]:
-    """Scenario files the team layers hold (``scenarios/*.yaml``)."""
-    return [
-        p for d, o in layers() if o != SHIPPED for p in sorted((d / "scenarios").glob("*.yaml"))
-    ]
+def find_scenario(name: str) -> Path | None:
+    """A scenario file by name (``x`` or ``x.yaml``) in the layers' ``scenarios/``
+    folders, the last layer first; None when none holds it."""
+    for directory, _ in reversed(layers()):
+        for candidate in (name, f"{name}.yaml"):
+            path = directory / "scenarios" / candidate
+            if path.is_file():
+                return path
+    return None
 
 
 @cache

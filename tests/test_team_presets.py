@@ -180,3 +180,16 @@ def test_check_in_libreoffice(lo, env_team: Path, tmp_path: Path) -> None:
     run("generate", "--model", "llama3.2-1b", "--hardware", "team-h100", "-o", str(book))
     check = run("check", str(book))
     assert check.exit_code == 0, check.output
+
+
+def test_team_scenarios_by_name(env_team: Path) -> None:
+    (env_team / "scenarios").mkdir()
+    (env_team / "scenarios" / "our-run.yaml").write_text(
+        "scenarios:\n  - {name: ours, model: qwen2.5-0.5b, hardware: team-h100, n_gpus: 16}\n"
+    )
+    out = run("compute", "our-run", "--format", "json")
+    assert out.exit_code == 0, out.output
+    v = {r["key"]: r["value"] for r in json.loads(out.output)}
+    assert v["n_gpus"] == 16 and v["price_per_gpu_hour"] == 1.23
+    missing = run("compute", "their-run")
+    assert missing.exit_code == 2 and "scenario file not found" in missing.output
