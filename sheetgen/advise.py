@@ -40,6 +40,7 @@ REJECT_DIVISIBILITY = "divisibility"
 REJECT_BATCH = "batch"
 REJECT_FIT = "does not fit"
 REJECT_GOAL = "misses the goal"
+REJECT_CHECKS = "fails a check"
 LAYOUT_FIELDS = (
     "n_gpus", "tp", "pp", "pp_virtual_stages", "cp", "ep", "dp", "zero_stage",
     "recompute", "micro_batch", "sequence_parallel",
@@ -173,10 +174,15 @@ def layouts(base: Scenario, n_gpus: int, rejected: Counter) -> Iterator[dict[str
 
 
 def _with_layout(base: Scenario, run_kwargs: dict[str, Any], layout: dict[str, Any]) -> Scenario:
-    """``base`` on ``layout`` (dp given, accumulation steps derived by Run as usual);
-    ``run_kwargs`` are the base run's settings (dataclasses.replace, unrolled: it is
-    most of the search's time otherwise)."""
-    run = Run(**{**run_kwargs, **layout, "pp_microbatches": None})
+    """``base`` on ``layout``: dp given, the accumulation steps derived by Run's own
+    ``__post_init__``.  ``run_kwargs`` are the base run's settings.  Equivalent to
+    ``dataclasses.replace`` (tests/test_advise.py checks it) without the frozen
+    dataclass's per-field ``__init__``, which would otherwise be 40% of a search."""
+    run = object.__new__(Run)
+    run.__dict__.update(run_kwargs)
+    run.__dict__.update(layout)
+    run.__dict__["pp_microbatches"] = None
+    run.__post_init__()
     return Scenario(base.name, base.model, base.hardware, run, base.tables)
 
 
@@ -231,6 +237,9 @@ def search(
         values = compute(s)
         if usable_plan(values):
             result.plans.append(Plan(scenario=s, values=values))
+        else:  # an error check the layout-only pass does not see
+            result.fitting -= 1
+            result.rejected[REJECT_CHECKS] += 1
         if len(result.plans) >= top:
             break
     result.seconds = time.perf_counter() - start

@@ -7,7 +7,7 @@ import json
 import random
 import time
 from collections import Counter
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -100,6 +100,7 @@ def test_fast_path_equals_the_full_reference() -> None:
     random.seed(13)
     for lay in random.sample(cands, 40):
         s = _with_layout(base, kwargs, lay)
+        assert s.run == replace(base.run, pp_microbatches=None, **lay), lay
         full = compute(s)
         for key, value in parallelism(s).items():
             assert same(value, full[key]), f"{lay}: {key} {value} vs {full[key]}"
