@@ -78,7 +78,15 @@ def scan_directory(directory: Path, kind: str) -> dict[str, tuple[dict[str, Any]
         doc = _read_yaml(path)
         if not isinstance(doc, dict):
             raise SheetgenError(str(path), f"a {kind} preset must be a mapping")
-        out[str(doc.get("id", path.stem))] = (doc, path)
+        pid = str(doc.get("id", path.stem))
+        if pid in out:
+            # Within one folder one file would silently replace the other; across
+            # folders (layers) replacing is the point.
+            raise SheetgenError(
+                str(path),
+                f"id {pid!r} is already defined by {out[pid][1]}; give one of them another id",
+            )
+        out[pid] = (doc, path)
     return out
 
 

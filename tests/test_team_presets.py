@@ -123,6 +123,8 @@ def test_model_base_with_overrides(tmp_path: Path, monkeypatch) -> None:
          "price_per_gpu_hour"),
         ({"hardware/a.yaml": "id: a\nbase: h100-sxm\nprice_per_gpu_hour: -1\n"}, ">= 0"),
         ({"notes.txt": "x"}, "holds none of models/, hardware/, scenarios/"),
+        ({"hardware/a.yaml": "id: a\nbase: h100-sxm\n", "hardware/b.yaml": "id: a\nbase: b200\n"},
+         "id 'a' is already defined by"),
     ],
 )  # fmt: skip
 def test_bad_team_presets_end_in_one_line(tmp_path: Path, monkeypatch, files, expect) -> None:
