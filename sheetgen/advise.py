@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sheetgen.scenario import Run, Scenario
+from sheetgen.scenario import RUN_DEFAULTS, Run, Scenario
 
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 CP_CHOICES = (1, 2, 4, 8)
@@ -181,7 +181,7 @@ def _with_layout(base: Scenario, run_kwargs: dict[str, Any], layout: dict[str, A
     run = object.__new__(Run)
     run.__dict__.update(run_kwargs)
     run.__dict__.update(layout)
-    run.__dict__["pp_microbatches"] = None
+    run.__dict__["pp_microbatches"] = RUN_DEFAULTS["pp_microbatches"]  # "derive it"
     run.__post_init__()
     return Scenario(base.name, base.model, base.hardware, run, base.tables)
 
@@ -301,7 +301,8 @@ def plans_yaml(result: Search, given: dict[str, Any]) -> str:
         item: dict[str, Any] = {"name": f"advise #{i}: {layout_label(plan.layout())}"}
         item["model"], item["hardware"] = s.model.id, s.hardware.id
         item.update({k: v for k, v in given.items() if k not in LAYOUT_FIELDS})
-        item.update(plan.layout())
+        # dp is left to be derived (n_gpus / (tp x pp x cp)), as generate does.
+        item.update({k: v for k, v in plan.layout().items() if k != "dp"})
         items.append(item)
     header = (
         "# Layouts found by `sheetgen advise`, best first; "

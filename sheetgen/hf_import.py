@@ -41,7 +41,11 @@ class _Fields:
     def int(self, key: str, default: int | None = None) -> int:
         v = self.doc.get(key, default)
         if v is None:
-            raise SheetgenError(f"{self.where}: {key}", "missing; this model type needs it")
+            raise SheetgenError(
+                f"{self.where}: {key}",
+                f"missing; model_type {self.doc.get('model_type')!r} needs it "
+                f"(supported model types: {', '.join(READERS)})",
+            )
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise SheetgenError(f"{self.where}: {key}", f"expected a whole number, got {v!r}")
         return v

@@ -18,7 +18,7 @@ from helpers import build_matrix, libreoffice_values, mismatches, same
 from sheetgen.advise import Goal, _with_layout, layouts, search, usable_plan
 from sheetgen.cli import main
 from sheetgen.reference import compute
-from sheetgen.scenario import Run
+from sheetgen.scenario import RUN_DEFAULTS, Run
 from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
 BASE = {"model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "2T"}
@@ -100,7 +100,8 @@ def test_fast_path_equals_the_full_reference() -> None:
     random.seed(13)
     for lay in random.sample(cands, 40):
         s = _with_layout(base, kwargs, lay)
-        assert s.run == replace(base.run, pp_microbatches=None, **lay), lay
+        derived = RUN_DEFAULTS["pp_microbatches"]
+        assert s.run == replace(base.run, pp_microbatches=derived, **lay), lay
         full = compute(s)
         for key, value in parallelism(s).items():
             assert same(value, full[key]), f"{lay}: {key} {value} vs {full[key]}"
