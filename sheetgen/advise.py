@@ -98,6 +98,7 @@ class Plan:
 class Search:
     goal: Goal
     plans: list[Plan] = field(default_factory=list)
+    gpu_counts: tuple[int, ...] = ()
     candidates: int = 0
     fitting: int = 0
     rejected: Counter = field(default_factory=Counter)
@@ -205,6 +206,7 @@ def search(
     p = params(base.model)
     ranked: list[tuple[tuple, Scenario]] = []
     counts = goal.gpu_counts(base.run.gpus_per_node)
+    result.gpu_counts = counts
     candidates = [lay for n in counts for lay in layouts(base, n, result.rejected)]
     total = len(candidates) + sum(result.rejected.values())
     result.candidates = total

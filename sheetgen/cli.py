@@ -133,6 +133,8 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     try:
         return [scenario_from_dict(item, 1)]
     except SheetgenError as e:
+        if not e.field.startswith("scenarios[1]"):
+            raise  # not a flag's value (a preset folder, a preset file)
         # Name the flag the user typed, not the scenario-file path of the field.
         field = e.field.removeprefix("scenarios[1].").split(".")[0]
         flag = FLAG_OF.get(field, f"--{field.replace('_', '-')}")
@@ -173,6 +175,7 @@ for _kind in ("models", "hardware", "recipes"):
     help="write the preset here (a folder: <id>.yaml inside it) instead of standard output",
 )  # fmt: skip
 @click.option("--force", is_flag=True, help="overwrite an existing file")
+@presets_option
 @handle_errors
 def import_cmd(config: str, preset_id: str | None, output: str | None, force: bool) -> None:
     """Write a model preset (YAML) from a local Hugging Face CONFIG.json (no network).
@@ -483,13 +486,15 @@ def _progress_bar() -> Callable[[int, int], None]:
     import time
 
     start = time.perf_counter()
-    state = {"shown": False}
+    state = {"shown": False, "last": 0.0}
 
     def show(done: int, total: int) -> None:
         elapsed = time.perf_counter() - start
         if elapsed < 1 and not state["shown"]:
             return
-        state["shown"] = True
+        if done < total and elapsed - state["last"] < 0.25:  # a few updates a second
+            return
+        state["shown"], state["last"] = True, elapsed
         width = 30
         filled = int(width * done / total) if total else width
         bar = "#" * filled + "-" * (width - filled)

@@ -195,8 +195,10 @@ def advise_frame(result: Any) -> pd.DataFrame:
 def advise_summary(result: Any) -> str:
     """One line: what was searched, how fast, and what was rejected for what."""
     rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
+    counts = result.gpu_counts
+    on = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
     return (
-        f"searched {result.candidates:,} layouts in {result.seconds:.2f}s "
+        f"searched {result.candidates:,} layouts on {on} GPUs in {result.seconds:.2f}s "
         f"({result.rate:,.0f}/s); {result.fitting:,} fit"
         + (f"; rejected: {rejected}" if rejected else "")
     )

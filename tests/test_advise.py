@@ -172,15 +172,18 @@ def test_write_never_overwrites(tmp_path: Path) -> None:
 def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
     from sheetgen import cli
 
-    clock = iter([0.0, 0.5, 1.5, 2.0])
+    clock = iter([0.0, 0.5, 1.5, 1.6, 2.0, 2.1])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
     show = cli._progress_bar()
     show(10, 100)  # 0.5 s: nothing yet
     assert capsys.readouterr().err == ""
-    show(50, 100)
-    show(100, 100)
+    show(50, 100)  # 1.5 s: shown
+    show(60, 100)  # 1.6 s: too soon after the last update
+    show(70, 100)  # 2.0 s
+    show(100, 100)  # the end is always shown
     err = capsys.readouterr().err
-    assert "50/100 layouts" in err and "100/100 layouts" in err and err.endswith("\n")
+    assert "50/100 layouts" in err and "60/100" not in err and "70/100 layouts" in err
+    assert "100/100 layouts" in err and err.endswith("\n")
 
 
 def test_advised_plans_recalculate_in_libreoffice(tmp_path: Path) -> None:
