@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 from sheetgen.engines.common import RecalcError, Values, read_values, require_file
-from sheetgen.engines.processes import run_isolated, tail
+from sheetgen.engines.processes import remove_tree, run_isolated, tail
 
 XLSX_EXPORTER = "Gnumeric_Excel:xlsx2"
 
@@ -76,4 +76,4 @@ def values_gnumeric(src: Path, timeout: float = 120) -> Values:
             raise RecalcError(f"Gnumeric wrote no valid .xlsx for {src.name}: {tail(*logs)}")
         return read_values(out)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)

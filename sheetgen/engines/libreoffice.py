@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sheetgen.engines.common import RecalcError, Values, read_values, require_file
-from sheetgen.engines.processes import run_isolated, tail
+from sheetgen.engines.processes import remove_tree, run_isolated, tail
 
 XLSX_FILTER = "xlsx:Calc MS Excel 2007 XML"
 _COMMON_SOFFICE_PATHS = (
@@ -154,7 +154,7 @@ def converted(
             )
         yield expected
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def deliver(produced: Path, dst: Path) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -83,6 +84,21 @@ def terminate_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
     if proc.poll() is None:
         proc.kill()
     proc.wait()
+    # SIGKILL is delivered asynchronously: wait until no member is still running, so
+    # that none writes into a directory the caller is about to remove.
+    while live_group_members(proc.pid) and time.monotonic() < deadline + grace:
+        time.sleep(0.02)
+
+
+def remove_tree(path: Path, patience: float = 3.0) -> None:
+    """Remove ``path`` and everything in it, trying again while a process that was just
+    killed may still be finishing a write inside it."""
+    deadline = time.monotonic() + patience
+    while True:
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def run_isolated(
