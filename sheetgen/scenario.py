@@ -21,6 +21,7 @@ import datetime as dt
 import math
 import re
 from dataclasses import dataclass, fields, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from sheetgen.errors import SheetgenError
@@ -173,7 +174,8 @@ class Recipe:
     optimizer_bytes: float
     act_bytes: float
     frameworks: str = ""
-    source: str = ""
+    # Not a Presets-table column (the row's source cell holds it): not compared.
+    source: str = dataclass_field(default="", compare=False)
 
 
 # ---------------------------------------------------------------------------

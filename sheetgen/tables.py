@@ -50,6 +50,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "tdp_w": hw.tdp_w,
                     "intra_node_gb_s": hw.intra_node_gb_per_s,
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
+                    "host_gb_s": hw.host_gb_per_s,
                     "as_of": docs[hid].get("as_of", ""),
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
@@ -65,7 +66,8 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "master": r.master_bytes,
                     "optimizer": r.optimizer_bytes,
                     "activation_bytes": r.act_bytes,
-                    "source": presets.table_sources()["recipes"],
+                    "frameworks": r.frameworks,
+                    "source": r.source or presets.table_sources()["recipes"],
                 }
             )
     return pd.DataFrame(rows)

@@ -416,3 +416,13 @@ def frameworks_formulas(frameworks):
 def test_frameworks_formulas_engine_equals_reference(frameworks, frameworks_formulas, scenario):
     bad = mismatches(frameworks_formulas, frameworks[2], [scenario])
     assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+
+
+def test_offload_on_unknown_host_link_is_a_warning():
+    r = calc("TPU offload", model="llama3-8b", hardware="tpu-v5p", n_gpus=8, zero_stage=3,
+             offload_optimizer=1)  # fmt: skip
+    expect(r, "chk_host_link_known", 0, abs=0)
+    expect(r, "comm_host_seconds", 0, abs=0)
+    assert r["checks_ok"] == 1 and r["chk_warnings"] >= 1
+    expect(calc("H100 offload", model="llama3-8b", n_gpus=8, offload_optimizer=1),
+           "chk_host_link_known", 1, abs=0)  # fmt: skip

@@ -305,6 +305,16 @@ def matrix_items() -> list[dict[str, Any]]:
         )
     items += [
         {"name": "70B bf16 on one H100 (does not fit)", "model": "llama3-70b", "inf_tp": 1},
+        {
+            "name": "70B tp 4, paged blocks of 32 (issue 12)",
+            "model": "llama3-70b",
+            "hardware": "h200",
+            "inf_tp": 4,
+            "inf_batch": 24,
+            "kv_block_tokens": 32,
+            "inf_collective_latency_s": 0.00003,
+            "act_profile": "hf-eager",
+        },
         {"name": "8B tp 3 (heads copied)", "model": "llama3-8b", "inf_tp": 3, "inf_batch": 5},
         {
             "name": "MLA+MoE tp 2, FP8 KV",

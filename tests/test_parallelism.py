@@ -479,6 +479,30 @@ def layout_items() -> list[dict]:
             "micro_batch": 2,
             "recompute": "none",
         },
+        # Framework memory (issue 12): distributed optimizer, ZeRO-3 buffers, offload.
+        {
+            "name": "70B megatron-bf16 distributed optimizer tp8",
+            "model": "llama3-70b",
+            "hardware": "h100-sxm",
+            "n_gpus": 64,
+            "tp": 8,
+            "zero_stage": 1,
+            "recipe": "megatron-bf16",
+            "sequence_parallel": 1,
+            "act_profile": "megatron-te",
+        },
+        {
+            "name": "405B ZeRO-3 offload optimizer pp16",
+            "model": "llama3-405b",
+            "hardware": "h200",
+            "n_gpus": 2048,
+            "tp": 8,
+            "pp": 16,
+            "zero_stage": 3,
+            "offload_optimizer": 1,
+            "recompute": "full",
+            "act_profile": "hf-eager",
+        },
     ]
 
 
