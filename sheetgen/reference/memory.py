@@ -28,7 +28,8 @@ count, in bytes per token (FP32 = 4 bytes):
                nn.LayerNorm keeps FP32 mean and 1/std (8) instead of an FP32 input.
   megatron-te  Megatron-LM with Transformer Engine: fused norms keep FP32 1/rms (4;
                LayerNorm: mean and 1/std, 8), flash attention its FP32 log-sum-exp
-               (4a), and the fused SwiGLU keeps its 2F input only, so a gated MLP
+               (4a; dropped with the core under selective recomputation, as is
+               hf-eager's), and the fused SwiGLU keeps its 2F input only, so a gated MLP
                keeps 3 F-wide tensors instead of 4; the final norm its input, output
                and statistics.
 """
@@ -97,7 +98,9 @@ def memory(s: Scenario) -> dict[str, float]:
     naive = run.attention == "naive"
     per_norm = norm_extra_bytes(s)
     extra_norm = m.norms_per_layer * per_norm
-    extra_attn = 0 if run.act_profile == "formula" or naive else FP32 * a
+    # The log-sum-exp belongs to the attention core: selective recomputation drops it.
+    no_lse = run.act_profile == "formula" or naive or run.recompute == "selective"
+    extra_attn = 0 if no_lse else FP32 * a
     extra_layer = seq * b * (extra_norm + extra_attn)
     act_dense_layer = act * seq * b * values_dense + extra_layer + masks_layer
     act_moe_layer = act * seq * b * values_moe + extra_layer + masks_layer if m.is_moe else 0
