@@ -136,15 +136,15 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     lines = []
     for s in scenarios:
         r = compute(s)
-        fits = "fits" if r["fits_per_gpu"] else "does not fit"
-        if r["n_gpus_min"]:
-            fewest = f"fewest GPUs {r['n_gpus_min']:,.0f}"
+        verdict = "OK" if r["plan_ok"] else f"NOT OK, {r['plan_verdict']}"
+        if isinstance(r["n_gpus_min"], str):
+            fewest = r["n_gpus_min_note"]
         else:
-            fewest = "no GPU count fits this layout: raise tp/pp/cp or recompute"
+            fewest = f"fewest GPUs {r['n_gpus_min']:,.0f}"
         lines.append(
-            f"  {s.name}: {r['params_total'] / 1e9:.2f}B params, "
+            f"  {s.name}: {verdict}; {r['params_total'] / 1e9:.2f}B params, "
             f"{r['mem_total_per_gpu'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB "
-            f"({fits}; {fewest}), "
+            f"({fewest}), "
             f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
             f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}; "
             f"budget{' (phased)' if r['plan_uses_phases'] else ''} "
