@@ -260,8 +260,8 @@ def parallelism(s: Scenario) -> dict[str, float]:
 
     # Largest micro-batch: activations and logits scale with b, the rest does not.
     per_sequence = (activations + logits) / b
-    fixed = static + zero3_buffer + run.overhead_bytes
-    max_mb = math.floor((usable - fixed) / per_sequence) if usable > fixed else 0
+    fixed_mb = static + zero3_buffer + run.overhead_bytes
+    max_mb = math.floor((usable - fixed_mb) / per_sequence) if usable > fixed_mb else 0
     accum_at_max = math.ceil(run.global_batch_tokens / (seq * max_mb * dp)) if max_mb > 0 else 0
 
     return {
@@ -348,7 +348,7 @@ def parallelism(s: Scenario) -> dict[str, float]:
         "mfu_implied_overlap": model_flops_step / (peak_all * t_overlap),
         "mfu_implied_no_overlap": model_flops_step / (peak_all * t_serial),
         "mem_per_sequence_gpu": per_sequence,
-        "mem_fixed_per_gpu": fixed,
+        "mem_fixed_per_gpu": fixed_mb,
         "max_micro_batch": max_mb,
         "grad_accum_at_max_micro_batch": accum_at_max,
     }
