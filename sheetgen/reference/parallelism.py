@@ -45,6 +45,10 @@ Framework memory (issue 12):
   Largest micro-batch: activations and logits grow linearly with b, the rest does
   not: floor((usable - static - buffer - overhead) / (per-GPU activations and
   logits per sequence)), keeping this layout's micro-batches in flight.
+
+Days and GPU cost at the estimated step time (perfect overlap): steps x step /
+goodput, and GPUs x those days x 24 x the GPU-hour price; the Schedule's days
+use the MFU input instead, which does not see the layout.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.schedule import schedule
+from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, schedule
 from sheetgen.scenario import Scenario
 
 GIGA = 10**9
@@ -67,11 +71,15 @@ def _ring(d: float) -> float:
 
 
 def parallelism(s: Scenario) -> dict[str, float]:
+    return parallelism_given(s, params(s.model), memory(s), flops(s), schedule(s))
+
+
+def parallelism_given(
+    s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict, sch: dict
+) -> dict[str, float]:
+    """``parallelism(s)`` from the scenario's Params, Memory, FLOPs and Schedule keys
+    (none depends on tp, pp, cp, ep, dp or ZeRO: a layout search computes them once)."""
     m, run, hw = s.model, s.run, s.hardware
-    p = params(m)
-    mem = memory(s)
-    f = flops(s)
-    sch = schedule(s)
     dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
     zero, v, mb = run.zero_stage, run.pp_virtual_stages, microbatches(run)
     seq, b, h = run.seq_len, run.micro_batch, m.hidden_size
@@ -257,6 +265,8 @@ def parallelism(s: Scenario) -> dict[str, float]:
     t_serial = t_pipeline + t_comm
     model_flops_step = run.global_batch_tokens * f["flops_per_token"]
     peak_all = run.n_gpus * f["peak_flops"]
+    # The run on this layout at the estimated step time (what `sheetgen advise` ranks by).
+    days_layout = sch["steps"] * t_overlap / run.goodput / SECONDS_PER_DAY
 
     # Largest micro-batch: activations and logits scale with b, the rest does not.
     per_sequence = (activations + logits) / b
@@ -351,4 +361,6 @@ def parallelism(s: Scenario) -> dict[str, float]:
         "mem_fixed_per_gpu": fixed_mb,
         "max_micro_batch": max_mb,
         "grad_accum_at_max_micro_batch": accum_at_max,
+        "train_days_wall_layout": days_layout,
+        "cost_usd_layout": run.n_gpus * days_layout * HOURS_PER_DAY * sch["gpu_price_used"],
     }
