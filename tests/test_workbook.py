@@ -106,6 +106,9 @@ def matrix_items() -> list[dict]:
                 "inf_batch": 1 + i,
                 "inf_context": 1024 * (1 + i),
                 **budget_settings(i),
+                # Framework memory (issue 12)
+                "act_profile": CHOICES["act_profile"][i % 3],
+                "kv_block_tokens": [16, 1, 32][i % 3],
             }
         )
     # Custom architectures defined in the scenario file land in the Presets tables.

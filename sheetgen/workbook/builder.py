@@ -59,6 +59,7 @@ RECIPE_COLUMNS = (
     "master_bytes",
     "optimizer_bytes",
     "act_bytes",
+    "frameworks",
 )
 DTYPE_COLUMNS = ("id", "bytes")
 TABLE_COLUMNS = {
@@ -422,7 +423,9 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
         rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
     tsrc = presets.table_sources()
     for r in presets.tables().recipes:
-        rows["recipes"].append(([getattr(r, c) for c in RECIPE_COLUMNS], tsrc["recipes"]))
+        rows["recipes"].append(
+            ([getattr(r, c) for c in RECIPE_COLUMNS], r.source or tsrc["recipes"])
+        )
     for name, nbytes in presets.tables().dtype_bytes:
         rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
     return rows
