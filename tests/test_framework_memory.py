@@ -9,7 +9,7 @@
   paged KV blocks and tensor-parallel all-reduces;
 * the hf-eager activation profile against PyTorch's saved tensors (a recorded
   fixture everywhere, a live measurement where torch is installed);
-* every new key in the workbook (LibreOffice and the formulas engine) equals the
+* every new key in the workbook (LibreOffice, Gnumeric and pycel) equals the
   reference; bad values of the new inputs give one line and exit code 2.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import build_matrix, calc, expect, libreoffice_values, mismatches
+from helpers import build_matrix, calc, expect, gnumeric_values, libreoffice_values, mismatches
 
 from sheetgen.cli import main
 
@@ -406,16 +406,28 @@ def test_frameworks_libreoffice_equals_reference(frameworks, frameworks_lo, scen
 
 
 @pytest.fixture(scope="module")
-def frameworks_formulas(frameworks):
-    from sheetgen.recalc import recalc_formulas
+def frameworks_pycel(frameworks):
+    from sheetgen.recalc import recalc_pycel
 
-    return recalc_formulas(frameworks[0])
+    return recalc_pycel(frameworks[0])
 
 
 @pytest.mark.parametrize("scenario", [i["name"] for i in framework_items()])
-def test_frameworks_formulas_engine_equals_reference(frameworks, frameworks_formulas, scenario):
-    bad = mismatches(frameworks_formulas, frameworks[2], [scenario])
-    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+def test_frameworks_pycel_equals_reference(frameworks, frameworks_pycel, scenario):
+    bad = mismatches(frameworks_pycel, frameworks[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
+
+
+@pytest.fixture(scope="module")
+def frameworks_gnumeric(frameworks):
+    return gnumeric_values(frameworks[0])
+
+
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("scenario", [i["name"] for i in framework_items()])
+def test_frameworks_gnumeric_equals_reference(frameworks, frameworks_gnumeric, scenario):
+    bad = mismatches(frameworks_gnumeric, frameworks[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
 
 
 def test_offload_on_unknown_host_link_is_a_warning():
