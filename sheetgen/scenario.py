@@ -203,6 +203,9 @@ def date_from_serial(serial: float) -> dt.date:
     return EXCEL_EPOCH + dt.timedelta(days=int(serial))
 
 
+# Months (rows) of the spend-by-month table (issue 11).
+MONTH_SLOTS = 36
+
 # key: (kind, default, description with source).
 # kind: int (whole, >= 1 unless INT_RANGES says otherwise) | float | fraction (0, 1]
 #       | share [0, 1) | choice.  A default of None is derived from other fields (Run).
@@ -252,9 +255,9 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "electricity_price_per_kwh": (
         "float",
         0.08,
-        "USD per kWh billed on top of the GPU price (owned or colocated GPUs; 0 when the "
-        "GPU-hour price includes power); illustrative: US industrial average 2023 8.06 "
-        "cents (EIA)",
+        "USD per kWh, billed on top of the GPU price only when price_includes_power is 0 "
+        "(owned or colocated GPUs); illustrative: US industrial average 2023 8.06 cents "
+        "(EIA Electric Power Annual)",
     ),
     "contingency": (
         "float",
@@ -386,11 +389,70 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "exposed communication; a planning assumption (large BF16 GEMMs reach roughly "
         "0.6-0.8 of dense peak), replace with your kernel benchmarks",
     ),
+    # Budget proposal (issue 11): energy counted once, a confidence range, a
+    # sensitivity step, spend by month and fiscal year.
+    "price_includes_power": (
+        "int",
+        1,
+        "1: the GPU-hour price already includes power (on-demand cloud rates do), so energy "
+        "is shown in kWh but not billed; 0: owned or colocated GPUs, energy billed on top",
+    ),
+    "mfu_low": (
+        "fraction",
+        None,
+        "pessimistic MFU for the cost range (default: mfu - 0.05, at least half the MFU); "
+        "illustrative: Llama 3 405B ran at 38-43% BF16 MFU across its three pre-training "
+        "configurations (Dubey et al. 2024, The Llama 3 Herd of Models, section 3.3.2, Table 4)",
+    ),
+    "mfu_high": (
+        "fraction",
+        None,
+        "optimistic MFU for the cost range (default: mfu + 0.05, at most 1); illustrative, "
+        "same source as mfu_low",
+    ),
+    "goodput_low": (
+        "fraction",
+        None,
+        "pessimistic goodput for the range (default: goodput - 0.05, at least half of it); "
+        "illustrative: Llama 3 pre-training had 466 job interruptions in 54 days and about 90% "
+        "effective training time (Dubey et al. 2024, section 3.3.4)",
+    ),
+    "goodput_high": (
+        "fraction",
+        None,
+        "optimistic goodput for the range (default: goodput + 0.05, at most 1); illustrative",
+    ),
+    "sensitivity_step": (
+        "fraction",
+        0.1,
+        "relative change of each driver (MFU, goodput, GPU-hour price, tokens) in the "
+        "sensitivity table, below 1; illustrative 10%",
+    ),
+    "month_horizon": (
+        "int",
+        MONTH_SLOTS,
+        "months the spend-by-month table covers from the start date (1 to 36; default 36); "
+        "spend after it is shown as one remainder",
+    ),
+    "fiscal_year_start_month": (
+        "int",
+        1,
+        "calendar month (1-12) the fiscal year starts in: 1 = calendar year, 10 = US federal, "
+        "4 = UK and Japan",
+    ),
 }
+# Spend by month (issue 11): fiscal quarters and years the month rows can touch, and
+# the spread the default cost range takes around the MFU and goodput inputs.
+QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
+FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
+RANGE_SPREAD = 0.05
 # Whole-number settings whose accepted range is not ">= 1".
 INT_RANGES: dict[str, tuple[int, int | None]] = {
     "zero_stage": (0, 3),
     "sequence_parallel": (0, 1),
+    "price_includes_power": (0, 1),
+    "month_horizon": (1, MONTH_SLOTS),
+    "fiscal_year_start_month": (1, 12),
 }
 RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
 # Run settings that may be 0 (meaning "free" or "not given"); other numbers must be > 0.
@@ -483,8 +545,18 @@ class Run:
     phases: tuple[Phase, ...] = ()
     sweep_seq_lens: tuple[int, ...] = SWEEP_SEQ_DEFAULT
     sweep_gpus: tuple[int, ...] = SWEEP_GPUS_DEFAULT
+    # Budget proposal (issue 11).
+    price_includes_power: int = RUN_DEFAULTS["price_includes_power"]
+    mfu_low: float = RUN_DEFAULTS["mfu_low"]  # None: derived from mfu
+    mfu_high: float = RUN_DEFAULTS["mfu_high"]
+    goodput_low: float = RUN_DEFAULTS["goodput_low"]
+    goodput_high: float = RUN_DEFAULTS["goodput_high"]
+    sensitivity_step: float = RUN_DEFAULTS["sensitivity_step"]
+    month_horizon: int = RUN_DEFAULTS["month_horizon"]
+    fiscal_year_start_month: int = RUN_DEFAULTS["fiscal_year_start_month"]
 
     def __post_init__(self) -> None:
+        _resolve_ranges(self)
         # dp defaults to the GPUs left after model parallelism; it must divide evenly.
         if self.dp is None:
             model_parallel = self.tp * self.pp * self.cp
@@ -500,6 +572,30 @@ class Run:
         if self.pp_microbatches is None:
             per_step = self.global_batch_tokens // (self.seq_len * self.micro_batch * self.dp)
             object.__setattr__(self, "pp_microbatches", max(1, per_step))
+
+
+def _resolve_ranges(run: Run) -> None:
+    """Default the MFU and goodput ranges around their inputs; check their order."""
+    for name in ("mfu", "goodput"):
+        center = getattr(run, name)
+        low, high = f"{name}_low", f"{name}_high"
+        if getattr(run, low) is None:
+            value = max(center - RANGE_SPREAD, center / 2)
+            object.__setattr__(run, low, round(value, 12))
+        if getattr(run, high) is None:
+            object.__setattr__(run, high, round(min(1.0, center + RANGE_SPREAD), 12))
+        lo, hi = getattr(run, low), getattr(run, high)
+        if lo > hi:
+            raise SheetgenError(low, f"must be <= {high} ({hi:g}), got {lo:g}")
+        if not lo <= center <= hi:
+            raise SheetgenError(
+                low if center < lo else high,
+                f"the range {lo:g} to {hi:g} must contain {name} ({center:g})",
+            )
+    if run.sensitivity_step >= 1:
+        raise SheetgenError(
+            "sensitivity_step", f"must be a fraction in (0, 1), got {run.sensitivity_step!r}"
+        )
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ ALLOWED_FUNCTIONS = frozenset(
         "SUM", "SUMPRODUCT", "MIN", "MAX", "ROUND", "ROUNDUP", "ROUNDDOWN", "CEILING",
         "FLOOR", "MOD", "INT", "ABS", "SQRT", "POWER", "LN", "LOG", "EXP", "IF", "IFERROR",
         "AND", "OR", "NOT", "INDEX", "MATCH", "CHOOSE", "ISBLANK", "ISNUMBER", "TEXT",
+        "DATE", "YEAR", "MONTH",
     }
 )  # fmt: skip
 UNIT_FACTORS = frozenset({86400.0, 24.0})
