@@ -53,4 +53,12 @@ def budget(s: Scenario) -> dict[str, float]:
         "cost_total_usd": total,
         "cost_total_per_m_tokens": total / tokens * 10**6,
         "finish_date": inputs(s)["start_date"] + days_wall,
+        "layout_text": layout_text(s),
     }
+
+
+def layout_text(s: Scenario) -> str:
+    """The layout as a reader writes it: TP 8 × PP 16 × CP 1 × DP 128 (EP when above 1)."""
+    run = s.run
+    text = f"TP {run.tp} × PP {run.pp} × CP {run.cp} × DP {run.dp}"
+    return text + (f" (EP {run.ep})" if run.ep > 1 else "")
