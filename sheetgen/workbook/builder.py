@@ -220,9 +220,7 @@ def write_sheet(
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.workbook.defined_name import DefinedName
 
-    from sheetgen.workbook import styles
-
-    from sheetgen.workbook import printing
+    from sheetgen.workbook import printing, styles
 
     ws = wb.create_sheet(t.sheet)
     n = len(scenarios)
