@@ -159,7 +159,7 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
                 verdict += (
                     f" (fewest GPUs {r['n_gpus_min']:,.0f})"
                     if r["n_gpus_min"]
-                    else " (no GPU count fits this layout)"
+                    else " (no GPU count fits)"
                 )
         phased = ", phased" if r["plan_uses_phases"] else ""
         lines += [
