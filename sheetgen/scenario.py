@@ -299,7 +299,7 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "prompt_len": (
         "int",
         4000,
-        "inference request: prompt tokens (seed 003's prefill-heavy request: 4,000 + 100)",
+        "inference request: prompt tokens (an illustrative prefill-heavy request: 4,000 + 100)",
     ),
     "output_len": ("int", 100, "inference request: generated tokens per sequence"),
     "inf_tp": ("int", 1, "inference: GPUs serving one model replica (tensor parallel)"),
@@ -325,14 +325,21 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "float",
         1_500_000_000,
         "inference: runtime memory per GPU besides weights and KV cache: CUDA context, "
-        "kernels, activation workspace (seed 000 calculator: 1.5 GB for the context alone)",
+        "kernels, activation workspace (Tazi et al. 2025, The Ultra-Scale Playbook, "
+        "'Profiling the memory usage': 1-2 GB for the CUDA context and kernels)",
     ),
     "overhead_bytes": (
         "float",
         1_500_000_000,
-        "fixed per-GPU overhead: CUDA context, kernels (seed 000 calculator: 1.5 GB)",
+        "fixed per-GPU overhead: CUDA context, kernels (Tazi et al. 2025, The Ultra-"
+        "Scale Playbook, 'Profiling the memory usage': 1-2 GB)",
     ),
-    "logits_bytes": ("float", 4, "bytes per logit value: FP32 cross-entropy (seed 000 section 6)"),
+    "logits_bytes": (
+        "float",
+        4,
+        "bytes per logit value: FP32 cross-entropy (Tazi et al. 2025, The Ultra-Scale"
+        " Playbook, 'Memory for activations')",
+    ),
     "dropout_mask_bytes": ("float", 1, "bytes per dropout-mask value (Korthikanti et al. 2022)"),
     # Multi-GPU layout (Parallelism sheet).  The defaults keep every single-GPU key
     # unchanged: no model sharding, all GPUs data parallel.
@@ -379,7 +386,8 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "share",
         0.1,
         "share of GPU memory kept free for fragmentation, temporary and communication "
-        "buffers the model does not count (seed 000 section 3 leaves them out); a planning "
+        "buffers the model does not count (Tazi et al. 2025, The Ultra-Scale "
+        "Playbook, 'Memory usage in transformers', leaves them out); a planning "
         "margin, not a measured value",
     ),
     "compute_efficiency": (

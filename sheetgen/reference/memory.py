@@ -5,7 +5,7 @@ gradients, FP32 gradient-accumulation buffer, FP32 master weights, optimizer).
 
 Activations per layer and micro-batch (b sequences of s tokens), counting the
 tensors each matmul / nonlinearity keeps for the backward pass
-(seed 000 section 6, after Korthikanti et al. 2022):
+(Korthikanti et al. 2022, section 4.1):
 
   values kept per token = 4h (two norm inputs, QKV input, MLP input)
                         + q + k + v widths (Q, K, V outputs)

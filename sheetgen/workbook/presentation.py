@@ -347,6 +347,19 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
         ws.cell(row=row, column=1, value=sheet).font = Font(bold=True)
         ws.cell(row=row, column=2, value=text)
         row += 1
+    row += 1
+    ws.cell(row=row, column=1, value="References").font = Font(bold=True, size=12)
+    row += 1
+    from sheetgen.references import REFERENCES
+
+    for short, title_text, link in REFERENCES:
+        ws.cell(row=row, column=1, value=short).alignment = Alignment(
+            vertical="top", wrap_text=True
+        )
+        cell = ws.cell(row=row, column=2, value=f"{title_text}. {link}")
+        cell.hyperlink = link
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+        row += 1
     _print_setup(ws, "About", 2, title_rows=False)
     ws.print_area = f"A1:B{row - 1}"
 
