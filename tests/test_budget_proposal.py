@@ -242,3 +242,27 @@ def test_new_keys_equal_reference_in_formulas_engine(matrix) -> None:
     path, _scenarios, reference = matrix
     bad = mismatches(recalc_formulas(path), reference)
     assert not bad, "\n".join(bad[:40])
+
+
+def test_no_cell_cites_a_seed_document_and_about_lists_references(tmp_path: Path) -> None:
+    import re
+
+    import openpyxl
+
+    from sheetgen.references import REFERENCES
+    from sheetgen.workbook import write_workbook
+
+    book = write_workbook(DEFAULTS, tmp_path / "plan.xlsx")
+    wb = openpyxl.load_workbook(book)
+    seed = re.compile(r"\bseed\b|seed 00\d", re.IGNORECASE)
+    cited = [
+        f"{ws.title}!{c.coordinate}: {c.value[:60]}"
+        for ws in wb.worksheets
+        for row in ws.iter_rows()
+        for c in row
+        if isinstance(c.value, str) and seed.search(c.value)
+    ]
+    assert not cited, cited
+    about = [c for row in wb["About"].iter_rows() for c in row if c.hyperlink]
+    links = {c.hyperlink.target for c in about}
+    assert {link for _s, _t, link in REFERENCES} <= links
