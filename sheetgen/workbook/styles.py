@@ -57,7 +57,7 @@ SUMMARY_WORDS_UP_TO = 4
 # Stored values stay in base units (bytes, FLOP/s, days); the unit column shows the
 # unit the number format displays.  A share that can exceed 100% (memory needed /
 # capacity) reads as a multiple above 1 ("89.3×").
-SHARES_AS_MULTIPLE = frozenset({"mem_gpu_share"})
+SHARES_AS_MULTIPLE = frozenset({"mem_gpu_share", "mem_per_gpu_share"})
 
 
 def shown(key: str | None, unit: str, fmt: str) -> tuple[str, str]:
