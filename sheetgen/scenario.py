@@ -583,7 +583,7 @@ class Run:
 
 
 def _resolve_ranges(run: Run) -> None:
-    """Default the MFU and goodput ranges around their inputs; check their order."""
+    """Default the MFU and goodput ranges around their inputs; low must not exceed high."""
     for name in ("mfu", "goodput"):
         center = getattr(run, name)
         low, high = f"{name}_low", f"{name}_high"
@@ -595,11 +595,8 @@ def _resolve_ranges(run: Run) -> None:
         lo, hi = getattr(run, low), getattr(run, high)
         if lo > hi:
             raise SheetgenError(low, f"must be <= {high} ({hi:g}), got {lo:g}")
-        if not lo <= center <= hi:
-            raise SheetgenError(
-                low if center < lo else high,
-                f"the range {lo:g} to {hi:g} must contain {name} ({center:g})",
-            )
+        # A range that leaves out the input itself is allowed (a workbook whose MFU was
+        # edited without its range still checks); the Range sheet then shows it.
     if run.sensitivity_step >= 1:
         raise SheetgenError(
             "sensitivity_step", f"must be a fraction in (0, 1), got {run.sensitivity_step!r}"

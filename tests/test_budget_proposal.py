@@ -137,7 +137,7 @@ def test_months_follow_the_calendar_and_the_fiscal_year() -> None:
         ({"mfu_low": -0.1}, "mfu_low"),
         ({"mfu_low": 0.5, "mfu_high": 0.4}, "mfu_low"),
         ({"goodput_low": 0.95, "goodput_high": 0.85}, "goodput_low"),
-        ({"mfu": 0.6, "mfu_high": 0.5}, "mfu_high"),
+        ({"mfu_high": 0.3}, "mfu_low"),  # below the default low end (0.35)
         ({"fiscal_year_start_month": 13}, "fiscal_year_start_month"),
         ({"fiscal_year_start_month": 0}, "fiscal_year_start_month"),
         ({"price_includes_power": 2}, "price_includes_power"),
