@@ -151,22 +151,13 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     lines = []
     for s in scenarios:
         r = compute(s)
-        if "plan_verdict" in r:  # the plan's own verdict, where the workbook has one
-            verdict = str(r["plan_verdict"])
-        else:
-            verdict = "FITS" if r["fits_per_gpu"] else "DOES NOT FIT"
-            if not r["fits_per_gpu"]:
-                verdict += (
-                    f" (fewest GPUs {r['n_gpus_min']:,.0f})"
-                    if r["n_gpus_min"]
-                    else " (no GPU count fits)"
-                )
+        verdict = "OK" if r["plan_ok"] else f"NOT OK, {r['plan_verdict']}"
         phased = ", phased" if r["plan_uses_phases"] else ""
         lines += [
             _fit(f"  {s.name}"),
             _fit(
-                f"    {verdict}: {r['mem_total_per_gpu'] / 1e9:,.1f} of "
-                f"{r['gpu_mem_bytes'] / 1e9:,.0f} GB/GPU, {r['layout_text']}"
+                f"    {verdict}; {r['layout_text']}, {r['mem_total_per_gpu'] / 1e9:,.1f} of "
+                f"{r['gpu_mem_bytes'] / 1e9:,.0f} GB/GPU"
             ),
             _fit(
                 f"    {r['plan_days_wall']:,.1f} days{phased} ({r['train_days_wall_low']:,.1f}-"

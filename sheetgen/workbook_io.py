@@ -95,6 +95,29 @@ def sheet_layout(ws: Any) -> SheetLayout | None:
     return layout
 
 
+# Run settings the workbook derives with a formula (older workbooks had them as inputs):
+# read only when typed, else the scenario derives them from the other inputs.
+DERIVED_IN_WORKBOOK = frozenset({"dp"})
+
+
+def scenario_names(wb: Any, cached: Any | None = None) -> list[str]:
+    """Scenario names in column order: the Inputs ``scenario_name`` row (typed, or the
+    cached value of a formula), else the Inputs header row of an older workbook."""
+    ws = wb["Inputs"]
+    layout = sheet_layout(ws)
+    if layout is None:
+        return []
+    row = layout.rows.get("scenario_name", layout.header_row)
+    names = []
+    for i in range(len(layout.scenarios)):
+        col = layout.first_col + i
+        value = ws.cell(row=row, column=col).value
+        if isinstance(value, str) and value.startswith("=") and cached is not None:
+            value = cached["Inputs"].cell(row=row, column=col).value
+        names.append("" if value is None else str(value))
+    return names
+
+
 def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, Any]]]:
     """The Presets sheet's tables: {table: [row dict, ...]} keyed by header names.
 
@@ -180,6 +203,8 @@ def read_inputs(path: str | Path) -> WorkbookInputs:
                 continue  # an older workbook without this input: the default applies
             v = ws.cell(row=layout.rows[key], column=col).value
             if isinstance(v, str) and v.startswith("="):
+                if key in DERIVED_IN_WORKBOOK:
+                    continue  # the workbook's own formula: the scenario derives it too
                 v = cached["Inputs"].cell(row=layout.rows[key], column=col).value
             if v is None:
                 continue
@@ -187,7 +212,7 @@ def read_inputs(path: str | Path) -> WorkbookInputs:
         item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
         values.append(item)
     tables = read_tables(wb["Presets"], cached["Presets"])
-    return WorkbookInputs(names=layout.scenarios, values=values, tables=tables)
+    return WorkbookInputs(names=scenario_names(wb, cached), values=values, tables=tables)
 
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:

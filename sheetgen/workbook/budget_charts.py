@@ -36,8 +36,11 @@ def cumulative_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) ->
     chart.y_axis.title = "USD spent by the end of the month"
     chart.x_axis.title = "month from the start date"
     chart.y_axis.number_format = USD_FORMAT
-    for i, s in enumerate(scenarios):
-        series = Series(_rows(wb, layout, "Months", keys, FIRST_SCENARIO_COL + i), title=s.name)
+    from sheetgen.workbook.presentation import _title_ref
+
+    for i, _s in enumerate(scenarios):
+        series = Series(_rows(wb, layout, "Months", keys, FIRST_SCENARIO_COL + i))
+        series.tx = _title_ref(layout, "scenario_name", i)  # follows a renamed scenario
         series.smooth = False
         chart.series.append(series)
     chart.set_categories(_rows(wb, layout, "Months", keys, 2))

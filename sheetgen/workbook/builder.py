@@ -162,6 +162,19 @@ def _style_header(ws: Any, row: int, ncols: int) -> None:
         cell.alignment = Alignment(vertical="center", wrap_text=True)
 
 
+DV_TITLE = "Invalid input"  # Excel: data-validation titles at most 32 characters
+
+
+def list_name(table: str, column: str) -> str:
+    """The defined name of a Presets table column that drop-down lists use."""
+    return f"list_{table}_{column}"
+
+
+def header_formula(layout: Layout, i: int, from_sheet: str) -> str:
+    """A sheet's scenario header: the scenario's name on Inputs."""
+    return layout.translate("{scenario_name}", i, from_sheet)
+
+
 def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
     from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -173,7 +186,9 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
             m = TABLE_RE.fullmatch(row.choices or "")
             if not m:
                 raise ValueError(f"{row.key}: choices must be a list or [table.column]")
-            formula = layout.table_range(m.group(1), m.group(2))
+            # Through a defined name (list_<table>_<column>): Excel's portable way to a
+            # list on another sheet.
+            formula = list_name(m.group(1), m.group(2))
         dv = DataValidation(type="list", formula1=formula, allow_blank=False)
         dv.error = "Pick a value from the list (add presets on the Presets sheet)."
     elif kind == "int":
@@ -188,6 +203,9 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
                 type="whole", operator="between", formula1=str(low), formula2=str(high)
             )
             dv.error = f"A whole number from {low} to {high}."
+    elif kind == "text":
+        dv = DataValidation(type="textLength", operator="between", formula1="1", formula2="100")
+        dv.error = "A name of 1 to 100 characters."
     elif kind == "count":
         dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="0")
         dv.error = "A whole number of at least 0 (0 = unused)."
@@ -203,7 +221,8 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
     else:
         dv = DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0")
         dv.error = "A number of at least 0."
-    dv.errorTitle = f"Invalid {row.key}"
+    dv.errorTitle = DV_TITLE
+    dv.error = f"{row.key}: {dv.error}"
     dv.showErrorMessage = True
     dv.add(sqref)
     return dv
@@ -234,12 +253,15 @@ def write_sheet(
         "key",
         "quantity",
         "unit",
-        *[s.name for s in scenarios],
+        *[header_formula(layout, i, t.sheet) for i in range(n)],
         "formula in words",
         "source",
     ]
+    sheet_cache = cached.setdefault(t.sheet, {})
     for c, text in enumerate(headers, start=1):
-        ws.cell(row=HEADER_ROW, column=c, value=text)
+        cell = ws.cell(row=HEADER_ROW, column=c, value=text)
+        if FIRST_SCENARIO_COL <= c < FIRST_SCENARIO_COL + n:
+            sheet_cache[cell.coordinate] = scenarios[c - FIRST_SCENARIO_COL].name
     _style_header(ws, HEADER_ROW, ncols)
     cw = styles.SUMMARY_WIDTHS if summary else styles.COLUMN_WIDTHS
     scenario_width = cw["scenario"] if n <= 4 else cw["scenario_many"]
@@ -256,7 +278,6 @@ def write_sheet(
     # Scenario names wrap in the header row: size it for the longest.
     head_lines = max(printing.lines_needed(s.name, scenario_width) for s in scenarios)
     ws.row_dimensions[HEADER_ROW].height = max(48, printing.LINE_HEIGHT_PT * head_lines)
-    sheet_cache = cached.setdefault(t.sheet, {})
     input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
     section_fill = PatternFill("solid", fgColor=styles.SECTION_FILL)
     row_no = FIRST_ROW
@@ -323,7 +344,9 @@ def write_sheet(
         printing.page_setup(ws, t.title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}", title_cols="B:C")
     printing.wrap_across(ws, 2, 2, words_col - 1, widths[1 : words_col - 1])
     ws.print_area = f"B1:{get_column_letter(last_col)}{last_row}"
-    _flag_formatting(ws, t, layout, n)
+    from sheetgen.workbook.conditional import flag_formatting
+
+    flag_formatting(ws, t, layout, n, FIRST_ROW)
 
 
 def _last_summary_row(t: SheetTemplate) -> int | None:
@@ -332,39 +355,6 @@ def _last_summary_row(t: SheetTemplate) -> int | None:
         if r.section and r.label.startswith("Engineering detail"):
             return FIRST_ROW + k - 1
     return None
-
-
-def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
-    """Green / red / amber fills on 1/0 check rows."""
-    from openpyxl.formatting.rule import CellIsRule
-    from openpyxl.styles import PatternFill
-
-    from sheetgen.workbook import styles
-    from sheetgen.workbook.templates import check_keys
-
-    # fits_per_gpu is a headline 1/0 result coloured like a warning.
-    warnings = {*check_keys("warning"), "fits_per_gpu"}
-    flags = {*warnings, *check_keys("error"), "checks_ok"}
-    row_no = FIRST_ROW
-    for r in t.rows:
-        if r.key and (r.key.startswith("chk_") or r.key in flags) and r.fmt == "flag":
-            rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
-            bad = styles.WARN_FILL if r.key in warnings else styles.FAIL_FILL
-            ws.conditional_formatting.add(
-                rng,
-                CellIsRule(
-                    operator="equal",
-                    formula=["1"],
-                    fill=PatternFill("solid", fgColor=styles.PASS_FILL),
-                ),
-            )
-            ws.conditional_formatting.add(
-                rng,
-                CellIsRule(
-                    operator="notEqual", formula=["1"], fill=PatternFill("solid", fgColor=bad)
-                ),
-            )
-        row_no += 1
 
 
 def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
@@ -458,6 +448,19 @@ def write_presets_sheet(
     ws.print_area = f"A1:{get_column_letter(widest + 1)}{ws.max_row}"
 
 
+def _define_list_names(wb: Workbook, templates: tuple, layout: Layout) -> None:
+    """A workbook-scoped name per Presets column a drop-down list reads."""
+    from openpyxl.workbook.defined_name import DefinedName
+
+    for t in templates:
+        for r in t.keyed_rows:
+            m = TABLE_RE.fullmatch(r.choices) if isinstance(r.choices, str) else None
+            if m:
+                name = list_name(m.group(1), m.group(2))
+                ref = layout.table_range(m.group(1), m.group(2))
+                wb.defined_names[name] = DefinedName(name, attr_text=ref)
+
+
 def build(
     scenarios: list[Scenario], generated: dt.datetime | None = None
 ) -> tuple[Workbook, dict[str, dict[str, Any]]]:
@@ -484,6 +487,7 @@ def build(
         write_sheet(wb, t, scenarios, layout, reference, cached)
         if t.sheet == "Inputs":
             write_presets_sheet(wb, layout, table_rows)
+    _define_list_names(wb, templates, layout)
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     presentation.write_about_sheet(wb, scenarios, generated.date())
     summary_at = wb.sheetnames.index("Summary")
