@@ -20,6 +20,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     if kind == "models":
         docs = presets.model_docs()
+        origin = presets.origins("models")
         for mid, m in presets.models().items():
             p = params(m)
             rows.append(
@@ -32,11 +33,14 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "hidden": m.hidden_size,
                     "heads": f"{m.n_heads}/{m.n_kv_heads}",
                     "as_of": docs[mid].get("as_of", ""),
+                    "origin": origin[mid],
                     "source": m.source,
                 }
             )
     elif kind == "hardware":
         docs = presets.hardware_docs()
+        origin = presets.origins("hardware")
+        prices = presets.hardware_prices()
         for hid, hw in presets.hardware().items():
             sources = dict(hw.sources)
             rows.append(
@@ -50,7 +54,9 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "tdp_w": hw.tdp_w,
                     "intra_node_gb_s": hw.intra_node_gb_per_s,
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
+                    "price_per_gpu_hour": prices.get(hid, {}).get("price_per_gpu_hour", ""),
                     "as_of": docs[hid].get("as_of", ""),
+                    "origin": origin[hid],
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
             )
@@ -177,3 +183,42 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             ),
         ]
     return lines
+
+
+def advise_frame(result: Any) -> pd.DataFrame:
+    """The plans ``sheetgen advise`` found, best first, one row each."""
+    import pandas as pd
+
+    from sheetgen.advise import layout_label, why_better
+
+    rows = []
+    plans = result.plans
+    for i, plan in enumerate(plans):
+        v = plan.values
+        rows.append(
+            {
+                "rank": i + 1,
+                "gpus": plan.scenario.run.n_gpus,
+                "layout": layout_label(plan.layout()),
+                "mem_per_gpu_gb": round(v["mem_total_per_gpu"] / 1e9, 1),
+                "usable_gb": round(v["mem_usable_per_gpu"] / 1e9, 1),
+                "step_s": round(v["step_seconds_overlap"], 2),
+                "bubble": f"{v['pipeline_bubble']:.1%}",
+                "days": round(plan.days, 2),
+                "cost_usd": round(plan.cost),
+                "why": why_better(plan, plans[i + 1] if i + 1 < len(plans) else None),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def advise_summary(result: Any) -> str:
+    """One line: what was searched, how fast, and what was rejected for what."""
+    rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
+    counts = result.gpu_counts
+    on = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    return (
+        f"searched {result.candidates:,} layouts on {on} GPUs in {result.seconds:.2f}s "
+        f"({result.rate:,.0f}/s); {result.fitting:,} fit"
+        + (f"; rejected: {rejected}" if rejected else "")
+    )

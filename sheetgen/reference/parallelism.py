@@ -28,6 +28,10 @@ L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
 
 Communication per optimizer step per GPU, first order, ring collectives (an
 all-reduce sends 2(d-1)/d of the buffer, all-gather / reduce-scatter (d-1)/d).
+
+Days and GPU cost at the estimated step time (perfect overlap): steps x step /
+goodput, and GPUs x those days x 24 x the GPU-hour price; the Schedule's days
+use the MFU input instead, which does not see the layout.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.schedule import schedule
+from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, schedule
 from sheetgen.scenario import Scenario
 
 GIGA = 10**9
@@ -50,11 +54,15 @@ def _ring(d: float) -> float:
 
 
 def parallelism(s: Scenario) -> dict[str, float]:
+    return parallelism_given(s, params(s.model), memory(s), flops(s), schedule(s))
+
+
+def parallelism_given(
+    s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict, sch: dict
+) -> dict[str, float]:
+    """``parallelism(s)`` from the scenario's Params, Memory, FLOPs and Schedule keys
+    (none depends on tp, pp, cp, ep, dp or ZeRO: a layout search computes them once)."""
     m, run, hw = s.model, s.run, s.hardware
-    p = params(m)
-    mem = memory(s)
-    f = flops(s)
-    sch = schedule(s)
     dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
     zero, v, mb = run.zero_stage, run.pp_virtual_stages, microbatches(run)
     seq, b, h = run.seq_len, run.micro_batch, m.hidden_size
@@ -207,6 +215,8 @@ def parallelism(s: Scenario) -> dict[str, float]:
     t_serial = t_pipeline + t_comm
     model_flops_step = run.global_batch_tokens * f["flops_per_token"]
     peak_all = run.n_gpus * f["peak_flops"]
+    # The run on this layout at the estimated step time (what `sheetgen advise` ranks by).
+    days_layout = sch["steps"] * t_overlap / run.goodput / SECONDS_PER_DAY
 
     return {
         "n_gpus_layout": dp * tp * pp * cp,
@@ -283,4 +293,6 @@ def parallelism(s: Scenario) -> dict[str, float]:
         "step_seconds_no_overlap": t_serial,
         "mfu_implied_overlap": model_flops_step / (peak_all * t_overlap),
         "mfu_implied_no_overlap": model_flops_step / (peak_all * t_serial),
+        "train_days_wall_layout": days_layout,
+        "cost_usd_layout": run.n_gpus * days_layout * HOURS_PER_DAY * sch["gpu_price_used"],
     }

@@ -380,14 +380,17 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
             raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
         hardware.setdefault(s.hardware.id, s.hardware)
     rows: dict[str, list[tuple[list[Any], str]]] = {t: [] for t in TABLE_COLUMNS}
+    model_origin, hw_origin = presets.origins("models"), presets.origins("hardware")
     for m in models.values():
         source = m.source or "custom model from the scenario file"
+        source = _origin_note(model_origin.get(m.id), presets.models().get(m.id) == m) + source
         rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], source))
     for hw in hardware.values():
         src = (
             "; ".join(f"{k}: {v}" for k, v in hw.sources)
             or "custom hardware from the scenario file"
         )
+        src = _origin_note(hw_origin.get(hw.id), presets.hardware().get(hw.id) == hw) + src
         rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
     tsrc = presets.table_sources()
     for r in presets.tables().recipes:
@@ -395,6 +398,15 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
     for name, nbytes in presets.tables().dtype_bytes:
         rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
     return rows
+
+
+def _origin_note(origin: str | None, is_preset: bool) -> str:
+    """ "[team preset from DIR] " for a preset a team directory supplied, else ""."""
+    from sheetgen.presets import SHIPPED
+
+    if origin is None or origin == SHIPPED or not is_preset:
+        return ""
+    return f"[team preset from {origin}] "
 
 
 def write_presets_sheet(
