@@ -217,6 +217,9 @@ def date_from_serial(serial: float) -> dt.date:
     return EXCEL_EPOCH + dt.timedelta(days=int(serial))
 
 
+# Months (rows) of the spend-by-month table (issue 11).
+MONTH_SLOTS = 36
+
 # key: (kind, default, description with source).
 # kind: int (whole, >= 1 unless INT_RANGES says otherwise) | float | fraction (0, 1]
 #       | share [0, 1) | choice.  A default of None is derived from other fields (Run).
@@ -266,9 +269,9 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "electricity_price_per_kwh": (
         "float",
         0.08,
-        "USD per kWh billed on top of the GPU price (owned or colocated GPUs; 0 when the "
-        "GPU-hour price includes power); illustrative: US industrial average 2023 8.06 "
-        "cents (EIA)",
+        "USD per kWh, billed on top of the GPU price only when price_includes_power is 0 "
+        "(owned or colocated GPUs); illustrative: US industrial average 2023 8.06 cents "
+        "(EIA Electric Power Annual)",
     ),
     "contingency": (
         "float",
@@ -310,7 +313,7 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "prompt_len": (
         "int",
         4000,
-        "inference request: prompt tokens (seed 003's prefill-heavy request: 4,000 + 100)",
+        "inference request: prompt tokens (an illustrative prefill-heavy request: 4,000 + 100)",
     ),
     "output_len": ("int", 100, "inference request: generated tokens per sequence"),
     "inf_tp": ("int", 1, "inference: GPUs serving one model replica (tensor parallel)"),
@@ -336,14 +339,21 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "float",
         1_500_000_000,
         "inference: runtime memory per GPU besides weights and KV cache: CUDA context, "
-        "kernels, activation workspace (seed 000 calculator: 1.5 GB for the context alone)",
+        "kernels, activation workspace (Tazi et al. 2025, The Ultra-Scale Playbook, "
+        "'Profiling the memory usage': 1-2 GB for the CUDA context and kernels)",
     ),
     "overhead_bytes": (
         "float",
         1_500_000_000,
-        "fixed per-GPU overhead: CUDA context, kernels (seed 000 calculator: 1.5 GB)",
+        "fixed per-GPU overhead: CUDA context, kernels (Tazi et al. 2025, The Ultra-"
+        "Scale Playbook, 'Profiling the memory usage': 1-2 GB)",
     ),
-    "logits_bytes": ("float", 4, "bytes per logit value: FP32 cross-entropy (seed 000 section 6)"),
+    "logits_bytes": (
+        "float",
+        4,
+        "bytes per logit value: FP32 cross-entropy (Tazi et al. 2025, The Ultra-Scale"
+        " Playbook, 'Memory for activations')",
+    ),
     "dropout_mask_bytes": ("float", 1, "bytes per dropout-mask value (Korthikanti et al. 2022)"),
     # Multi-GPU layout (Parallelism sheet).  The defaults keep every single-GPU key
     # unchanged: no model sharding, all GPUs data parallel.
@@ -391,7 +401,8 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "share",
         0.1,
         "share of GPU memory kept free for fragmentation, temporary and communication "
-        "buffers the model does not count (seed 000 section 3 leaves them out); a planning "
+        "buffers the model does not count (Tazi et al. 2025, The Ultra-Scale "
+        "Playbook, 'Memory usage in transformers', leaves them out); a planning "
         "margin, not a measured value",
     ),
     "compute_efficiency": (
@@ -406,8 +417,8 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "act_profile": (
         "choice",
         "formula",
-        "which tensors a layer keeps for backward: formula (seed 000 / Korthikanti et al. "
-        "2022), hf-eager (Hugging Face transformers Llama, eager PyTorch: FP32 norm inputs, "
+        "which tensors a layer keeps for backward: formula (Korthikanti et al. 2022),"
+        " hf-eager (Hugging Face transformers Llama, eager PyTorch: FP32 norm inputs, "
         "attention log-sum-exp, FP32 final norm), megatron-te (Megatron-LM with Transformer "
         "Engine: fused norms keep FP32 statistics, fused SwiGLU keeps its input only)",
     ),
@@ -442,7 +453,63 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "10 us, the order of NCCL small-message all-reduce latency inside an NVLink node; "
         "replace with nccl-tests all_reduce_perf on your system)",
     ),
+    # Budget proposal (issue 11): energy counted once, a confidence range, a
+    # sensitivity step, spend by month and fiscal year.
+    "price_includes_power": (
+        "int",
+        1,
+        "1: the GPU-hour price already includes power (on-demand cloud rates do), so energy "
+        "is shown in kWh but not billed; 0: owned or colocated GPUs, energy billed on top",
+    ),
+    "mfu_low": (
+        "fraction",
+        None,
+        "pessimistic MFU for the cost range (default: mfu - 0.05, at least half the MFU); "
+        "illustrative: Llama 3 405B ran at 38-43% BF16 MFU across its three pre-training "
+        "configurations (Dubey et al. 2024, The Llama 3 Herd of Models, section 3.3.2, Table 4)",
+    ),
+    "mfu_high": (
+        "fraction",
+        None,
+        "optimistic MFU for the cost range (default: mfu + 0.05, at most 1); illustrative, "
+        "same source as mfu_low",
+    ),
+    "goodput_low": (
+        "fraction",
+        None,
+        "pessimistic goodput for the range (default: goodput - 0.05, at least half of it); "
+        "illustrative: Llama 3 pre-training had 466 job interruptions in 54 days and about 90% "
+        "effective training time (Dubey et al. 2024, section 3.3.4)",
+    ),
+    "goodput_high": (
+        "fraction",
+        None,
+        "optimistic goodput for the range (default: goodput + 0.05, at most 1); illustrative",
+    ),
+    "sensitivity_step": (
+        "fraction",
+        0.1,
+        "relative change of each driver (MFU, goodput, GPU-hour price, tokens) in the "
+        "sensitivity table, below 1; illustrative 10%",
+    ),
+    "month_horizon": (
+        "int",
+        MONTH_SLOTS,
+        "months the spend-by-month table covers from the start date (1 to 36; default 36); "
+        "spend after it is shown as one remainder",
+    ),
+    "fiscal_year_start_month": (
+        "int",
+        1,
+        "calendar month (1-12) the fiscal year starts in: 1 = calendar year, 10 = US federal, "
+        "4 = UK and Japan",
+    ),
 }
+# Spend by month (issue 11): fiscal quarters and years the month rows can touch, and
+# the spread the default cost range takes around the MFU and goodput inputs.
+QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
+FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
+RANGE_SPREAD = 0.05
 # Whole-number settings whose accepted range is not ">= 1".
 INT_RANGES: dict[str, tuple[int, int | None]] = {
     "zero_stage": (0, 3),
@@ -450,6 +517,9 @@ INT_RANGES: dict[str, tuple[int, int | None]] = {
     "pp_microbatches": (0, None),
     "offload_optimizer": (0, 1),
     "offload_params": (0, 1),
+    "price_includes_power": (0, 1),
+    "month_horizon": (1, MONTH_SLOTS),
+    "fiscal_year_start_month": (1, 12),
 }
 # 0/1 settings: YAML true/false (and the words true/false, yes/no) are accepted too.
 FLAG_FIELDS = frozenset({"sequence_parallel", "offload_optimizer", "offload_params"})
@@ -552,8 +622,18 @@ class Run:
     phases: tuple[Phase, ...] = ()
     sweep_seq_lens: tuple[int, ...] = SWEEP_SEQ_DEFAULT
     sweep_gpus: tuple[int, ...] = SWEEP_GPUS_DEFAULT
+    # Budget proposal (issue 11).
+    price_includes_power: int = RUN_DEFAULTS["price_includes_power"]
+    mfu_low: float = RUN_DEFAULTS["mfu_low"]  # None: derived from mfu
+    mfu_high: float = RUN_DEFAULTS["mfu_high"]
+    goodput_low: float = RUN_DEFAULTS["goodput_low"]
+    goodput_high: float = RUN_DEFAULTS["goodput_high"]
+    sensitivity_step: float = RUN_DEFAULTS["sensitivity_step"]
+    month_horizon: int = RUN_DEFAULTS["month_horizon"]
+    fiscal_year_start_month: int = RUN_DEFAULTS["fiscal_year_start_month"]
 
     def __post_init__(self) -> None:
+        _resolve_ranges(self)
         # dp is n_gpus / (tp x pp x cp); a scenario may state it, but then it must agree.
         model_parallel = self.tp * self.pp * self.cp
         if self.n_gpus % model_parallel:
@@ -572,6 +652,27 @@ class Run:
                 f"to {self.dp * model_parallel}",
             )
         object.__setattr__(self, "dp", derived)
+
+
+def _resolve_ranges(run: Run) -> None:
+    """Default the MFU and goodput ranges around their inputs; low must not exceed high."""
+    for name in ("mfu", "goodput"):
+        center = getattr(run, name)
+        low, high = f"{name}_low", f"{name}_high"
+        if getattr(run, low) is None:
+            value = max(center - RANGE_SPREAD, center / 2)
+            object.__setattr__(run, low, round(value, 12))
+        if getattr(run, high) is None:
+            object.__setattr__(run, high, round(min(1.0, center + RANGE_SPREAD), 12))
+        lo, hi = getattr(run, low), getattr(run, high)
+        if lo > hi:
+            raise SheetgenError(low, f"must be <= {high} ({hi:g}), got {lo:g}")
+        # A range that leaves out the input itself is allowed (a workbook whose MFU was
+        # edited without its range still checks); the Range sheet then shows it.
+    if run.sensitivity_step >= 1:
+        raise SheetgenError(
+            "sensitivity_step", f"must be a fraction in (0, 1), got {run.sensitivity_step!r}"
+        )
 
 
 @dataclass(frozen=True)

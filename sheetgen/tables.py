@@ -134,8 +134,25 @@ def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
     return shown.to_string(index=False)
 
 
+TERMINAL_WIDTH = 100
+
+
+def _money(usd: float) -> str:
+    """$65.9M, $740k, $512: short money for a terminal line."""
+    if abs(usd) >= 10**6:
+        return f"${usd / 10**6:,.1f}M"
+    if abs(usd) >= 10**4:
+        return f"${usd / 10**3:,.0f}k"
+    return f"${usd:,.0f}"
+
+
+def _fit(line: str) -> str:
+    return line if len(line) <= TERMINAL_WIDTH else line[: TERMINAL_WIDTH - 1] + "…"
+
+
 def summary_lines(scenarios: list[Scenario]) -> list[str]:
-    """A few headline figures per scenario, for the terminal."""
+    """Headline figures per scenario for the terminal, at most 100 characters a line:
+    the verdict first, then days, dates and GPU-hours, then the cost with its range."""
     from sheetgen.reference import compute
     from sheetgen.scenario import date_from_serial
 
@@ -143,27 +160,30 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     for s in scenarios:
         r = compute(s)
         verdict = "OK" if r["plan_ok"] else f"NOT OK, {r['plan_verdict']}"
-        if isinstance(r["n_gpus_min"], str):
-            fewest = r["n_gpus_min_note"]
-        else:
-            fewest = f"fewest GPUs {r['n_gpus_min']:,.0f}"
-        lines.append(
-            f"  {s.name}: {verdict}; {r['params_total'] / 1e9:.2f}B params, "
-            f"{r['mem_total_per_gpu'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB "
-            f"({fewest}), "
-            f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
-            f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}; "
-            f"budget{' (phased)' if r['plan_uses_phases'] else ''} "
-            f"${r['cost_total_usd']:,.0f}, finish {date_from_serial(r['finish_date'])}"
-        )
-        fits = "fits" if r["inf_fits"] else "does NOT fit"
-        lines.append(
-            f"    serving on {r['inf_tp']} GPU(s): "
-            f"{r['inf_total_bytes_per_gpu'] / 1e9:,.1f} GB/GPU ({fits}), "
-            f"room for {r['inf_max_batch']:,} requests, TTFT {r['inf_ttft_s']:.3g} s, "
-            f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, "
-            f"${r['inf_cost_per_mtok']:,.2f}/M output tokens"
-        )
+        phased = ", phased" if r["plan_uses_phases"] else ""
+        lines += [
+            _fit(f"  {s.name}"),
+            _fit(
+                f"    {verdict}; {r['layout_text']}, {r['mem_total_per_gpu'] / 1e9:,.1f} of "
+                f"{r['gpu_mem_bytes'] / 1e9:,.0f} GB/GPU"
+            ),
+            _fit(
+                f"    {r['plan_days_wall']:,.1f} days{phased} ({r['train_days_wall_low']:,.1f}-"
+                f"{r['train_days_wall_high']:,.1f}), {date_from_serial(r['start_date'])} to "
+                f"{date_from_serial(r['finish_date'])}, {r['plan_gpu_hours']:,.0f} GPU-h"
+            ),
+            _fit(
+                f"    cost ${r['cost_total_usd']:,.0f} (range {_money(r['cost_total_usd_low'])}-"
+                f"{_money(r['cost_total_usd_high'])}), ${r['cost_total_per_m_tokens']:,.2f} "
+                "per M training tokens"
+            ),
+            _fit(
+                f"    serving on {r['inf_tp']} GPU(s): "
+                f"{r['inf_total_bytes_per_gpu'] / 1e9:,.1f} GB/GPU "
+                f"({'fits' if r['inf_fits'] else 'does NOT fit'}), TTFT {r['inf_ttft_s']:.3g} s, "
+                f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, ${r['inf_cost_per_mtok']:,.2f}/M out"
+            ),
+        ]
     return lines
 
 

@@ -192,6 +192,7 @@ def test_budget_total(basis: str) -> None:
         price_basis=basis,
         pue=1.3,
         electricity_price_per_kwh=0.1,
+        price_includes_power=0,  # owned GPUs: energy billed on top
         contingency=0.15,
     )
     hours = r["gpu_hours"]

@@ -279,7 +279,8 @@ def test_summary_marks_figures_of_a_plan_that_is_not_ok(tmp_path: Path) -> None:
     path = write_workbook(load_scenarios(default_scenario_path()), tmp_path / "plan.xlsx")
     ws = openpyxl.load_workbook(path)["Summary"]
     rows = _inputs_rows(ws)
-    assert rows["plan_ok"] == 6 and rows["plan_verdict"] == 7  # first rows under the header
+    # First rows under the header, the verdict first (issue 11's executive block).
+    assert rows["plan_verdict"] == 6 and rows["plan_ok"] == 7
     rules = {}
     for rng in ws.conditional_formatting:
         for rule in rng.rules:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from functools import lru_cache
 
 from sheetgen.reference.budget import budget
+from sheetgen.reference.budget_range import budget_range
 from sheetgen.reference.checks import checks
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
+from sheetgen.reference.months import months
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
@@ -34,6 +36,8 @@ SECTIONS = {
     "parallelism": parallelism,
     "phases": phases,
     "budget": budget,
+    "budget_range": budget_range,
+    "months": months,
     "sweeps": sweeps,
     "checks": checks,
 }
@@ -62,6 +66,7 @@ def _compute(s: Scenario) -> dict[str, float | str]:
 
 __all__ = [
     "budget",
+    "budget_range",
     "compute",
     "checks",
     "flops",
@@ -70,6 +75,7 @@ __all__ = [
     "kv_cache",
     "memory",
     "mfu_from_throughput",
+    "months",
     "parallelism",
     "params",
     "phases",

@@ -3,9 +3,10 @@
 The plan is the phased schedule when any phase is set, else the single-phase
 Schedule.  Energy counts GPU board power only: TDP x GPU-hours x PUE / 1000
 (kWh); CPUs, network and storage are not included, and an accelerator whose
-TDP is unknown (0) gives 0 energy and a Checks warning.  The electricity price
-is billed on top of the GPU price, as for owned or colocated GPUs; set it to 0
-when the GPU-hour price already includes power.
+TDP is unknown (0) gives 0 energy and a Checks warning.  Energy is billed on
+top of the GPU price only when ``price_includes_power`` is 0 (owned or
+colocated GPUs); on-demand cloud prices include power, so by default (1) the
+kWh are shown but cost nothing extra.
 
     total = (GPU cost at the chosen price + energy cost) x (1 + contingency)
 
@@ -33,7 +34,7 @@ def budget(s: Scenario) -> dict[str, float]:
     gpu_hours = ph["phased_gpu_hours"] if uses_phases else sched["gpu_hours"]
     gpu_cost = gpu_hours * gpu_price_used(s)
     energy_kwh = s.hardware.tdp_w * gpu_hours * run.pue / WATTS_PER_KW
-    energy_cost = energy_kwh * run.electricity_price_per_kwh
+    energy_cost = energy_kwh * run.electricity_price_per_kwh * (1 - run.price_includes_power)
     subtotal = gpu_cost + energy_cost
     contingency = subtotal * run.contingency
     total = subtotal + contingency
@@ -52,4 +53,12 @@ def budget(s: Scenario) -> dict[str, float]:
         "cost_total_usd": total,
         "cost_total_per_m_tokens": total / tokens * 10**6,
         "finish_date": inputs(s)["start_date"] + days_wall,
+        "layout_text": layout_text(s),
     }
+
+
+def layout_text(s: Scenario) -> str:
+    """The layout as a reader writes it: TP 8 × PP 16 × CP 1 × DP 128 (EP when above 1)."""
+    run = s.run
+    text = f"TP {run.tp} × PP {run.pp} × CP {run.cp} × DP {run.dp}"
+    return text + (f" (EP {run.ep})" if run.ep > 1 else "")

@@ -1,7 +1,8 @@
 """The FLOPs sheet: per-token FLOPs by matrix multiply, training totals, MFU/HFU.
 
 A matmul [m, k] x [k, n] costs 2mkn FLOPs forward and twice that backward, so
-training costs 3x forward (seed 000 section 10).  Per token and layer:
+training costs 3x forward (Austin et al. 2025, How to Scale Your Model, part 4,
+'Counting Dots').  Per token and layer:
 Q, K, V, O projections and each MLP matrix cost 2 x (their weights); the
 attention core (QK^T and probabilities x V) costs 2 s a (d_qk + d_v) forward,
 times the causal factor.  The LM head costs 2Vh.  The input embedding is a

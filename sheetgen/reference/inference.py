@@ -2,7 +2,8 @@
 
 One replica of the model is served by ``inf_tp`` GPUs (tensor parallel) holding
 ``inf_batch`` sequences, each a request of ``prompt_len`` prompt tokens and
-``output_len`` generated tokens (seed 003: inference memory = weights + KV cache
+``output_len`` generated tokens (Kwon et al. 2023, vLLM, figure 1: inference
+memory = weights + KV cache
 + buffers; prefill is compute-bound, decode bandwidth-bound).
 
 Memory per GPU = weights / tp + the GPU's share of the KV cache + runtime
@@ -48,7 +49,7 @@ Framework additions (issue 12):
       per collective; 0 at tp = 1.  Added to each decode step and to prefill.
 
 The "swapped" rows repeat the speed and cost for the same tokens the other way
-round (prompt O, output P): seed 003's 4,000 + 100 versus 100 + 4,000.
+round (prompt O, output P): the illustrative 4,000 + 100 versus 100 + 4,000.
 """
 
 from __future__ import annotations

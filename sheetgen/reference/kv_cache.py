@@ -1,7 +1,8 @@
 """The KV cache sheet: inference memory for keys and values, and inference FLOPs.
 
-Per token and layer a cache keeps K and V: 2 x n_kv x d_h values (seed 000
-section 12, seed 003).  MLA (DeepSeek-V3) keeps one compressed latent of
+Per token and layer a cache keeps K and V: 2 x n_kv x d_h values (Austin et
+al. 2025, How to Scale Your Model, part 4, 'Key-Value caching').  MLA
+(DeepSeek-V3) keeps one compressed latent of
 kv_lora_rank plus the shared RoPE key of qk_rope_head_dim.  The MHA
 equivalent (n_kv = a) is shown for comparison.
 

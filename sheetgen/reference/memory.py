@@ -5,7 +5,7 @@ gradients, FP32 gradient-accumulation buffer, FP32 master weights, optimizer).
 
 Activations per layer and micro-batch (b sequences of s tokens), counting the
 tensors each matmul / nonlinearity keeps for the backward pass
-(seed 000 section 6, after Korthikanti et al. 2022):
+(Korthikanti et al. 2022, section 4.1):
 
   values kept per token = 4h (two norm inputs, QKV input, MLP input)
                         + q + k + v widths (Q, K, V outputs)
@@ -17,7 +17,7 @@ tensors each matmul / nonlinearity keeps for the backward pass
 
 Activation profiles (``act_profile``) add what real frameworks keep beyond that
 count, in bytes per token (FP32 = 4 bytes):
-  formula      nothing (the seed / Korthikanti et al. count above);
+  formula      nothing (Korthikanti et al.'s count above);
   hf-eager     Hugging Face transformers' Llama in eager PyTorch, measured with
                torch.autograd.graph.saved_tensors_hooks (benchmarks/
                measure_hf_eager_activations.py): each RMSNorm keeps its FP32 input

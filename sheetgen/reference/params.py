@@ -3,7 +3,8 @@
 Notation: L layers, h hidden size, a query heads, n_kv KV heads, d_h head dim,
 F dense MLP size, V vocabulary.  A gated MLP (SwiGLU) has 3 matrices h x F, a
 GeLU MLP 2.  RMSNorm has h weights, LayerNorm 2h (scale and shift).
-Classic GPT: N = hV + L(12h^2 + 13h) + 2h (seed 000 section 4).
+Classic GPT: N = hV + L(12h^2 + 13h) + 2h (Llama 3 config.json on Hugging Face;
+Dubey et al. 2024, The Llama 3 Herd of Models, Table 3).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The Schedule sheet: steps, days, GPU-hours and cost.
 
-Training time = training FLOPs / (GPUs x peak x MFU) (seed 000 section 14,
-seed 003); MFU is the achieved one when a pilot run's throughput is given
+Training time = training FLOPs / (GPUs x peak x MFU) (Narayanan et al. 2021,
+section 5.1; Dubey et al. 2024, The Llama 3 Herd of Models, section 3.3); MFU
+is the achieved one when a pilot run's throughput is given
 (``mfu_achieved``, FLOPs sheet), else the MFU input.  Wall-clock divides by
 goodput (share of time spent training).  Accumulation steps = sequences per
 step / (micro-batch x dp): global batch = micro-batch x accumulation x
-data-parallel replicas (seed 000 section 9); with no model parallelism dp = GPUs.
+data-parallel replicas (Tazi et al. 2025, The Ultra-Scale
+Playbook, 'Gradient accumulation'); with no model parallelism dp = GPUs.
 The batch limits dp: at most global batch / (sequence length x micro-batch) replicas
 get a micro-batch each (``dp_max_batch``); the batch splits when the accumulation
 steps are a whole number >= 1.

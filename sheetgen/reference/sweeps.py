@@ -2,7 +2,8 @@
 
 Activation memory against sequence length, no recomputation: the stored
 activations are linear in s, and naive attention adds the a x s x s softmax
-output per layer, quadratic in s (seed 000 sections 6-7).  So at s_k:
+output per layer, quadratic in s (Korthikanti et al. 2022, section 4.1; Tazi et
+al. 2025, The Ultra-Scale Playbook, 'Memory for activations').  So at s_k:
 
     FlashAttention: stored x (s_k / s);   naive: that + scores x (s_k / s)^2
 

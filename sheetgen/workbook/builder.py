@@ -68,6 +68,7 @@ TABLE_COLUMNS = {
     "recipes": RECIPE_COLUMNS,
     "dtypes": DTYPE_COLUMNS,
 }
+PRESETS_SOURCE_WIDTH = 60  # the columns holding a table's sources (wrapped)
 TABLE_TITLES = {
     "models": "Models (add a custom model in an empty row, then pick its id on Inputs)",
     "hardware": "Hardware (dense peaks; add a custom accelerator in an empty row)",
@@ -182,14 +183,20 @@ SECTION_LOOK = styles.look(fill=styles.SECTION_FILL)
 TOP = {"vertical": "top"}
 KEY_LOOK = styles.look(font={"color": "7F7F7F", "size": 9}, align=TOP)
 TOP_LOOK = styles.look(align=TOP)
+LABEL_LOOK = styles.look(align={"vertical": "top", "wrap_text": True})
 WORDS_LOOK = styles.look(align={"wrap_text": True, "vertical": "top"})
-SOURCE_LOOK = styles.look(font={"color": "595959", "size": 9}, align=TOP)
-NOTE_LOOK = styles.look(font={"color": "595959", "size": 9})
+SOURCE_LOOK = styles.look(
+    font={"color": "595959", "size": 10}, align={"vertical": "top", "wrap_text": True}
+)
+NOTE_LOOK = styles.look(
+    font={"color": "595959", "size": 10}, align={"vertical": "top", "wrap_text": True}
+)
 BOLD_LOOK = styles.look(font={"bold": True})
 
 
-def _value_look(fmt: str, role: str) -> styles.Look:
-    """A scenario cell: an input, a preset lookup or a formula, in the row's number format."""
+def _value_look(fmt: str, role: str, number_format: str | None = None) -> styles.Look:
+    """A scenario cell: an input, a preset lookup or a formula, in the row's number format
+    (``number_format``: the format name shown, when it differs from ``fmt``)."""
     font = {
         "input": {"color": styles.INPUT_FONT_COLOR},
         "lookup": {"color": styles.LOOKUP_FONT_COLOR, "italic": True},
@@ -199,7 +206,7 @@ def _value_look(fmt: str, role: str) -> styles.Look:
         font=font,
         fill=styles.INPUT_FILL if role == "input" else None,
         align={"horizontal": "right", "vertical": "top", "wrap_text": fmt == "text"},
-        number_format=styles.NUMBER_FORMATS[fmt],
+        number_format=styles.NUMBER_FORMATS[number_format or fmt],
     )
 
 
@@ -285,13 +292,17 @@ def write_sheet(
 ) -> None:
     from openpyxl.workbook.defined_name import DefinedName
 
+    from sheetgen.workbook import printing
+
     apply = styles.looks(wb)
     ws = wb.create_sheet(t.sheet)
     n = len(scenarios)
     words_col = FIRST_SCENARIO_COL + n
     ncols = words_col + 1
-    apply(ws.cell(row=1, column=1, value=t.title), TITLE_LOOK)
-    apply(ws.cell(row=2, column=1, value=t.description), DESCRIPTION_LOOK)
+    summary = t.sheet == "Summary"
+    # Title and description sit above the quantity column: the key column does not print.
+    apply(ws.cell(row=1, column=2, value=t.title), TITLE_LOOK)
+    apply(ws.cell(row=2, column=2, value=t.description), DESCRIPTION_LOOK)
     headers = [
         "key",
         "quantity",
@@ -306,17 +317,21 @@ def write_sheet(
         if FIRST_SCENARIO_COL <= c < FIRST_SCENARIO_COL + n:
             sheet_cache[cell.coordinate] = scenarios[c - FIRST_SCENARIO_COL].name
     _style_header(ws, HEADER_ROW, ncols)
-    ws.row_dimensions[HEADER_ROW].height = 48
+    cw = styles.SUMMARY_WIDTHS if summary else styles.COLUMN_WIDTHS
+    scenario_width = cw["scenario"] if n <= 4 else cw["scenario_many"]
     widths = [
-        styles.COLUMN_WIDTHS["key"],
-        styles.COLUMN_WIDTHS["quantity"],
-        styles.COLUMN_WIDTHS["unit"],
-        *[styles.COLUMN_WIDTHS["scenario"]] * n,
-        styles.COLUMN_WIDTHS["words"],
-        styles.COLUMN_WIDTHS["source"],
+        cw["key"],
+        cw["quantity"],
+        cw["unit"],
+        *[scenario_width] * n,
+        cw["words"],
+        cw["source"],
     ]
     for c, w in enumerate(widths, start=1):
         ws.column_dimensions[get_column_letter(c)].width = w
+    # Scenario names wrap in the header row: size it for the longest.
+    head_lines = max(printing.lines_needed(s.name, scenario_width) for s in scenarios)
+    ws.row_dimensions[HEADER_ROW].height = max(48, printing.LINE_HEIGHT_PT * head_lines)
     letters = [layout.col(i) for i in range(n)]
     row_no = FIRST_ROW
     for r in t.rows:
@@ -328,22 +343,24 @@ def write_sheet(
                     apply(ws.cell(row=row_no, column=c), SECTION_LOOK)
             row_no += 1
             continue
+        unit, fmt_name = styles.shown(r.key, r.unit, r.fmt)
         apply(ws.cell(row=row_no, column=1, value=r.key), KEY_LOOK)
-        apply(ws.cell(row=row_no, column=2, value=r.label), TOP_LOOK)
-        apply(ws.cell(row=row_no, column=3, value=r.unit), TOP_LOOK)
+        apply(ws.cell(row=row_no, column=2, value=r.label), LABEL_LOOK)
+        apply(ws.cell(row=row_no, column=3, value=unit), TOP_LOOK)
         apply(ws.cell(row=row_no, column=words_col, value=r.explanation), WORDS_LOOK)
-        # Viewers do not grow rows for wrapped text on load: size them for the explanation.
-        lines = -(-len(r.explanation or "") // styles.WORDS_CHARS_PER_LINE)
-        if lines > 1:
-            ws.row_dimensions[row_no].height = styles.LINE_HEIGHT_PT * lines
         apply(ws.cell(row=row_no, column=words_col + 1, value=r.source), SOURCE_LOOK)
+        # Viewers do not grow rows for wrapped text on load: size them for the longest text.
+        texts = [(r.label, widths[1]), (r.explanation, widths[-2]), (r.source, widths[-1])]
+        if r.fmt == "text":  # wrapped text values (names, layouts) need their lines too
+            texts += [(str(reference[i].get(r.key, "")), scenario_width) for i in range(n)]
+        printing.fit_row(ws, row_no, texts)
         if r.input:
             role = "input"
         elif "[models." in (r.formula or "") or "[hardware." in (r.formula or ""):
             role = "lookup"
         else:
             role = "formula"
-        value_look = _value_look(r.fmt, role)
+        value_look = _value_look(r.fmt, role, fmt_name)
         formula = None if r.input else layout.row_formula(r.formula or "", t.sheet)
         for i, letter in enumerate(letters):
             cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
@@ -363,35 +380,37 @@ def write_sheet(
             ws.add_data_validation(_validation(r, layout, sqref, first))
         row_no += 1
     ws.freeze_panes = ws.cell(row=FIRST_ROW, column=FIRST_SCENARIO_COL)
-    _print_setup(ws, t.title, ncols)
-    # Summary is the page a proposal attaches: print it without the source column.
-    last_col = words_col if t.sheet == "Summary" else ncols
-    if t.sheet == "Summary":
-        ws.column_dimensions[get_column_letter(words_col)].width = 48
-        ws.page_setup.fitToHeight = 1  # one page, whatever the number of scenario columns
-    ws.print_area = f"A1:{get_column_letter(last_col)}{row_no - 1}"
+    if summary:
+        # The page a proposal attaches: one page, no key or source column, and the
+        # explanations only while they leave the numbers legible; the engineering
+        # block below the executive rows does not print.
+        last_col = words_col if n <= styles.SUMMARY_WORDS_UP_TO else words_col - 1
+        last_row = _last_summary_row(t) or row_no - 1
+        printing.page_setup(ws, t.title, fit_page=True, title_rows=f"{HEADER_ROW}:{HEADER_ROW}")
+    else:
+        last_col, last_row = ncols, row_no - 1
+        printing.page_setup(ws, t.title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}", title_cols="B:C")
+    printing.wrap_across(ws, 2, 2, words_col - 1, widths[1 : words_col - 1])
+    ws.print_area = f"B1:{get_column_letter(last_col)}{last_row}"
     from sheetgen.workbook.conditional import flag_formatting
 
     flag_formatting(ws, t, layout, n, FIRST_ROW)
 
 
+def _last_summary_row(t: SheetTemplate) -> int | None:
+    """The Summary row above its engineering block (which does not print)."""
+    for k, r in enumerate(t.rows):
+        if r.section and r.label.startswith("Engineering detail"):
+            return FIRST_ROW + k - 1
+    return None
+
+
 def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
-    """Landscape A4, fit to the page width; header: workbook and sheet title;
-    footer: print date, file name, page x of y; the column header row repeats."""
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    if title_rows:
-        ws.print_title_rows = f"{HEADER_ROW}:{HEADER_ROW}"
-    ws.oddHeader.left.text = "LLM training plan"
-    ws.oddHeader.center.text = f"sheetgen — {title}"
-    ws.oddHeader.right.text = "&A"
-    ws.oddFooter.left.text = "&D"
-    ws.oddFooter.center.text = "&F"
-    ws.oddFooter.right.text = "Page &P of &N"
-    ws.print_options.horizontalCentered = True
+    """Landscape A4 at the legible detail scale (see ``printing``); the sheets
+    with their own layout (About, Charts, Presets) call this."""
+    from sheetgen.workbook import printing
+
+    printing.page_setup(ws, title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}" if title_rows else None)
 
 
 def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], str]]]:
@@ -443,6 +462,8 @@ def _origin_note(origin: str | None, is_preset: bool) -> str:
 def write_presets_sheet(
     wb: Workbook, layout: Layout, rows: dict[str, list[tuple[list[Any], str]]]
 ) -> None:
+    from sheetgen.workbook import printing
+
     ws = wb.create_sheet(PRESETS_SHEET)
     apply = styles.looks(wb)
     apply(ws.cell(row=1, column=1, value="Presets: lookup tables"), TITLE_LOOK)
@@ -472,12 +493,16 @@ def write_presets_sheet(
                 apply(ws.cell(row=row_no, column=c, value=v), number_look if number else text_look)
             note = source if k < len(data) else "custom row: fill id, name and every field"
             apply(ws.cell(row=row_no, column=len(cols) + 1, value=note), NOTE_LOOK)
+            printing.fit_row(ws, row_no, [(note, PRESETS_SOURCE_WIDTH)])
     ws.column_dimensions["A"].width = 18
     ws.column_dimensions["B"].width = 34
+    source_cols = {len(cols) + 1 for cols in TABLE_COLUMNS.values()}
     for c in range(3, widest + 2):
-        ws.column_dimensions[get_column_letter(c)].width = 12
+        width = PRESETS_SOURCE_WIDTH if c in source_cols else 12
+        ws.column_dimensions[get_column_letter(c)].width = width
     ws.freeze_panes = "C1"
-    _print_setup(ws, "Presets", widest + 1, title_rows=False)
+    # Paginated across, the id and name columns repeated; sources wrap in wide columns.
+    printing.page_setup(ws, "Presets", title_cols="A:B")
     ws.print_area = f"A1:{get_column_letter(widest + 1)}{ws.max_row}"
 
 

@@ -22,6 +22,7 @@ ALLOWED_FUNCTIONS = frozenset(
         "SUM", "SUMPRODUCT", "MIN", "MAX", "ROUND", "ROUNDUP", "ROUNDDOWN", "CEILING",
         "FLOOR", "INT", "ABS", "SQRT", "POWER", "LN", "LOG", "EXP", "IF", "IFERROR",
         "AND", "OR", "NOT", "INDEX", "MATCH", "CHOOSE", "ISBLANK", "ISNUMBER", "TEXT",
+        "DATE", "YEAR", "MONTH",
     }
 )  # fmt: skip
 # Excel specifications and limits (Microsoft support: "Excel specifications and limits").

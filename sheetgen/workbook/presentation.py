@@ -40,11 +40,16 @@ COST_PARTS = (
     ("cost_contingency_usd", "Contingency"),
 )
 GB_FORMAT = '#,##0,,," GB"'
-CHART_W_CM = 17.0
-CHART_H_CM = 11.5
-# Anchors of the four charts on the Charts sheet: two rows of two.
-ANCHORS = ("A4", "L4", "A28", "L28")
-CHARTS_PRINT_AREA = "A1:V51"
+CHART_W_CM = 24.0
+CHART_H_CM = 7.5
+# Charts two to a printed page (landscape A4 at the detail scale), one above the
+# other: the first at row 4, one every CHART_ROWS rows (of CHART_ROW_PT points each,
+# set explicitly so that every application agrees), a page break every two.
+CHART_FIRST_ROW = 4
+CHART_ROWS = 17
+CHART_ROW_PT = 15
+CHART_PAGE_ROWS = 2 * CHART_ROWS + 2  # a blank row above and below each pair
+CHARTS_LAST_COL = "N"
 
 
 def _show_axes(chart: Any) -> None:
@@ -213,7 +218,9 @@ def cost_chart(wb: Workbook, layout: Layout, n: int) -> Any:
 
 def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], index: int) -> None:
     from openpyxl.styles import Font
+    from openpyxl.worksheet.pagebreak import Break
 
+    from sheetgen.workbook import budget_charts
     from sheetgen.workbook.builder import _print_setup
 
     ws = wb.create_sheet(CHARTS_SHEET, index)
@@ -221,23 +228,33 @@ def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], 
     ws.cell(
         row=2,
         column=1,
-        value="Drawn from the Parallelism, Memory, Budget and Sweeps sheets: edit any input and "
-        "they follow. Sweep points (sequence lengths, GPU counts) are inputs on the Inputs sheet.",
+        value="Drawn from the Parallelism, Memory, Budget, Sweeps, Months and Range sheets: edit "
+        "any input and they follow. Sweep points are inputs on the Inputs sheet.",
     )
     n = len(scenarios)
-    charts = (
+    charts = [
         memory_chart(wb, layout, n),
         cost_chart(wb, layout, n),
         activation_chart(wb, layout, scenarios),
         days_chart(wb, layout, scenarios),
-    )
-    for chart, anchor in zip(charts, ANCHORS, strict=True):
+        budget_charts.cumulative_chart(wb, layout, scenarios),
+        *(budget_charts.tornado_chart(wb, layout, s, i) for i, s in enumerate(scenarios)),
+    ]
+    # Two charts per printed page, one above the other.
+    for k, chart in enumerate(charts):
         chart.width = CHART_W_CM
         chart.height = CHART_H_CM
-        chart.legend.position = "b"
-        ws.add_chart(chart, anchor)
+        chart.legend.position = "r"
+        page_top = CHART_FIRST_ROW + (k // 2) * CHART_PAGE_ROWS
+        ws.add_chart(chart, f"A{page_top + 1 + (k % 2) * CHART_ROWS}")
+    pages = -(-len(charts) // 2)
+    last_row = CHART_FIRST_ROW + pages * CHART_PAGE_ROWS - 1
+    for r in range(1, last_row + 1):
+        ws.row_dimensions[r].height = CHART_ROW_PT
+    for p in range(1, pages):
+        ws.row_breaks.append(Break(id=CHART_FIRST_ROW + p * CHART_PAGE_ROWS - 1))
     _print_setup(ws, "Charts", 20, title_rows=False)
-    ws.print_area = CHARTS_PRINT_AREA
+    ws.print_area = f"A1:{CHARTS_LAST_COL}{last_row}"
 
 
 LEGEND = (
@@ -343,6 +360,19 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
     for sheet, text in SHEET_GUIDE:
         ws.cell(row=row, column=1, value=sheet).font = Font(bold=True)
         ws.cell(row=row, column=2, value=text)
+        row += 1
+    row += 1
+    ws.cell(row=row, column=1, value="References").font = Font(bold=True, size=12)
+    row += 1
+    from sheetgen.references import REFERENCES
+
+    for short, title_text, link in REFERENCES:
+        ws.cell(row=row, column=1, value=short).alignment = Alignment(
+            vertical="top", wrap_text=True
+        )
+        cell = ws.cell(row=row, column=2, value=f"{title_text}. {link}")
+        cell.hyperlink = link
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
         row += 1
     _print_setup(ws, "About", 2, title_rows=False)
     ws.print_area = f"A1:B{row - 1}"

@@ -19,8 +19,12 @@ NUMBER_FORMATS = {
     "num4": "#,##0.0000",
     "seconds": "[<0.001]0.0E+00;[<1]0.0000;#,##0.00",
     "bytes": '#,##0.00,,," GB"',
+    "gb": "#,##0.00,,,",
+    "billions": "#,##0,,,",
     "bytes_kib": '#,##0" B"',
     "flops": "0.00E+00",
+    "tflops": "#,##0.0,,,,",
+    "share": '[>1]#,##0.0"×";0.0%',
     "sci": "0.00E+00",
     "pct": "0.0%",
     "usd": '"$"#,##0',
@@ -43,12 +47,18 @@ FAIL_FILL = "FFC7CE"
 WARN_FILL = "FFEB9C"
 FAIL_FONT_COLOR = "9C0006"
 
-# Wrapped explanations: characters per line in the words column, points per line.
-WORDS_CHARS_PER_LINE = 80
-LINE_HEIGHT_PT = 13
-
-COLUMN_WIDTHS = {"key": 28, "quantity": 42, "unit": 9, "scenario": 24, "words": 70, "source": 42}
-
+COLUMN_WIDTHS = {
+    "key": 26,
+    "quantity": 34,
+    "unit": 9,
+    "scenario": 18,
+    "scenario_many": 15,
+    "words": 52,
+    "source": 40,
+}
+# The Summary prints on one page: narrower columns, explanations only up to 4 scenarios.
+SUMMARY_WIDTHS = {**COLUMN_WIDTHS, "quantity": 32, "scenario": 17, "words": 40}
+SUMMARY_WORDS_UP_TO = 4
 
 # --------------------------------------------------------------------------- looks
 #
@@ -109,3 +119,22 @@ def looks(wb: Any) -> Callable[[Any, Look], None]:
         made[how] = StyleArray(cell._style)
 
     return apply
+
+
+# Stored values stay in base units (bytes, FLOP/s, days); the unit column shows the
+# unit the number format displays.  A share that can exceed 100% (memory needed /
+# capacity) reads as a multiple above 1 ("89.3×").
+SHARES_AS_MULTIPLE = frozenset({"mem_gpu_share", "mem_per_gpu_share"})
+
+
+def shown(key: str | None, unit: str, fmt: str) -> tuple[str, str]:
+    """(unit column text, number-format name) for a row's key, base unit and format."""
+    if fmt == "bytes":
+        return "GB", "gb"
+    if unit == "FLOP/s" and fmt in ("flops", "sci"):
+        return "TFLOP/s", "tflops"
+    if unit == "d":
+        return "days", fmt
+    if key in SHARES_AS_MULTIPLE and fmt == "pct":
+        return unit, "share"
+    return unit, fmt

@@ -18,6 +18,11 @@ instead of a formula; choice inputs name their list with ``choices:`` (a preset 
 such as ``[models.id]`` or a literal list).  Summary rows have ``mirror: true``:
 they show a key whose home is another sheet.
 
+A row with ``repeat: N`` (or ``repeat: [first, last]``) stands for one row per
+number n in 1..N (first..last); ``<n>`` and ``<n-1>`` in its key, label,
+formula and explanation become n and n - 1, and ``<MONTH_SLOTS>`` (any name in
+``REPEAT_COUNTS``) the count it names.  N may be such a name too.
+
 Placeholders in formulas:
   {key}            the same scenario's cell holding ``key`` (any sheet)
   [table.column]   an absolute range of a Presets lookup-table column
@@ -128,6 +133,39 @@ def _row(doc: dict[str, Any], where: str) -> Row:
     )
 
 
+def _repeat_counts() -> dict[str, int]:
+    from sheetgen.scenario import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
+
+    return {
+        "MONTH_SLOTS": MONTH_SLOTS,
+        "QUARTER_SLOTS": QUARTER_SLOTS,
+        "FISCAL_YEAR_SLOTS": FISCAL_YEAR_SLOTS,
+    }
+
+
+def _expand(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per n of a ``repeat:`` row (see the module docstring)."""
+    counts = _repeat_counts()
+    if "repeat" not in doc:
+        named = {f"<{k}>": str(v) for k, v in counts.items()}
+        return [{k: _subst(v, named) for k, v in doc.items()}]
+    spec = doc["repeat"]
+    first, last = (1, spec) if not isinstance(spec, list) else spec
+    first, last = (counts.get(v, v) if isinstance(v, str) else v for v in (first, last))
+    out = []
+    for n in range(int(first), int(last) + 1):
+        subs = {"<n>": str(n), "<n-1>": str(n - 1), **{f"<{k}>": str(v) for k, v in counts.items()}}
+        out.append({k: _subst(v, subs) for k, v in doc.items() if k != "repeat"})
+    return out
+
+
+def _subst(value: Any, subs: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for old, new in subs.items():
+            value = value.replace(old, new)
+    return value
+
+
 @cache
 def load_templates() -> tuple[SheetTemplate, ...]:
     """All sheet templates in workbook order (file names sort in that order)."""
@@ -138,7 +176,11 @@ def load_templates() -> tuple[SheetTemplate, ...]:
     out = []
     for path in sorted(templates_dir().glob("*.yaml")):
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
-        rows = tuple(_row(r, f"{path.name} row {i + 1}") for i, r in enumerate(doc["rows"]))
+        rows = tuple(
+            _row(r, f"{path.name} row {i + 1}")
+            for i, item in enumerate(doc["rows"])
+            for r in _expand(item)
+        )
         out.append(
             SheetTemplate(
                 sheet=doc["sheet"],

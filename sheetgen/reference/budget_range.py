@@ -1,0 +1,70 @@
+"""The Range sheet: the plan's days and cost at the pessimistic and optimistic
+MFU and goodput, and the change in total cost when one driver moves.
+
+Wall-clock days = plan FLOPs / (GPUs x peak x MFU x 86,400 x goodput), with
+every phase at the range's MFU (the plan's FLOPs are the phased FLOPs when
+phases are set).  Cost is recomputed from those GPU-hours: GPU-hours x (GPU
+price + billed energy per GPU-hour) x (1 + contingency).  The low cost pairs the
+optimistic MFU with the optimistic goodput.
+
+Sensitivity: the plan's total cost recomputed with one driver scaled by
+(1 +/- step) — MFU and goodput divide the GPU-hours, tokens multiply them, the
+GPU-hour price multiplies only the GPU part — minus the plan's total cost.
+"""
+
+from __future__ import annotations
+
+from sheetgen.reference.budget import WATTS_PER_KW, budget
+from sheetgen.reference.flops import flops
+from sheetgen.reference.inputs import inputs
+from sheetgen.reference.phases import phases
+from sheetgen.reference.schedule import gpu_price_used
+from sheetgen.scenario import Scenario
+
+SECONDS_PER_DAY = 86400
+HOURS_PER_DAY = 24
+
+
+def budget_range(s: Scenario) -> dict[str, float]:
+    run = s.run
+    b = budget(s)
+    f = flops(s)
+    plan_flops = phases(s)["phased_flops"] if b["plan_uses_phases"] else f["flops_train"]
+    energy_per_gpu_hour = (
+        s.hardware.tdp_w
+        * run.pue
+        / WATTS_PER_KW
+        * run.electricity_price_per_kwh
+        * (1 - run.price_includes_power)
+    )
+    price = gpu_price_used(s)
+
+    def days(mfu: float, goodput: float) -> float:
+        return plan_flops / (run.n_gpus * f["peak_flops"] * mfu) / SECONDS_PER_DAY / goodput
+
+    def cost(gpu_hours: float) -> float:
+        return gpu_hours * (price + energy_per_gpu_hour) * (1 + run.contingency)
+
+    out: dict[str, float] = {"plan_flops": plan_flops}
+    start = inputs(s)["start_date"]
+    for end, mfu, goodput in (
+        ("low", run.mfu_high, run.goodput_high),
+        ("high", run.mfu_low, run.goodput_low),
+    ):
+        d = days(mfu, goodput)
+        gpu_hours = run.n_gpus * d * HOURS_PER_DAY
+        out[f"train_days_wall_{end}"] = d
+        out[f"finish_date_{end}"] = start + d
+        out[f"plan_gpu_hours_{end}"] = gpu_hours
+        out[f"cost_total_usd_{end}"] = cost(gpu_hours)
+    total = b["cost_total_usd"]
+    gpu_hours = b["plan_gpu_hours"]
+    step = run.sensitivity_step
+    for direction, sign in (("down", -1), ("up", 1)):
+        scale = 1 + sign * step
+        out[f"sens_mfu_{direction}_usd"] = cost(gpu_hours / scale) - total
+        out[f"sens_goodput_{direction}_usd"] = cost(gpu_hours / scale) - total
+        # Only the GPU part moves; written as the moved part itself, so a free GPU gives 0.
+        out[f"sens_price_{direction}_usd"] = sign * step * gpu_hours * price * (1 + run.contingency)
+        out[f"sens_tokens_{direction}_usd"] = cost(gpu_hours * scale) - total
+    return out

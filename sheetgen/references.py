@@ -1,0 +1,123 @@
+"""The public documents the workbook's sources name, with links (About sheet)."""
+
+from __future__ import annotations
+
+# (short citation as the source column writes it, full title, link)
+REFERENCES: tuple[tuple[str, str, str], ...] = (
+    ("Dubey et al. 2024", "The Llama 3 Herd of Models", "https://arxiv.org/abs/2407.21783"),
+    (
+        "Llama 3.1 model card",
+        "Meta, Llama 3.1 model card (training GPU-hours)",
+        "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/MODEL_CARD.md",
+    ),
+    (
+        "Llama 3 config.json",
+        "Meta Llama 3 model configurations on Hugging Face",
+        "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
+    ),
+    (
+        "DeepSeek-AI 2024",
+        "DeepSeek-V3 Technical Report",
+        "https://arxiv.org/abs/2412.19437",
+    ),
+    (
+        "Korthikanti et al. 2022",
+        "Reducing Activation Recomputation in Large Transformer Models",
+        "https://arxiv.org/abs/2205.05198",
+    ),
+    (
+        "Rajbhandari et al. 2020",
+        "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+        "https://arxiv.org/abs/1910.02054",
+    ),
+    (
+        "Tazi et al. 2025",
+        "The Ultra-Scale Playbook: Training LLMs on GPU Clusters",
+        "https://huggingface.co/spaces/nanotron/ultrascale-playbook",
+    ),
+    (
+        "Austin et al. 2025",
+        "How to Scale Your Model, part 4: All the Transformer Math You Need to Know",
+        "https://jax-ml.github.io/scaling-book/transformers/",
+    ),
+    (
+        "Kaplan et al. 2020",
+        "Scaling Laws for Neural Language Models",
+        "https://arxiv.org/abs/2001.08361",
+    ),
+    (
+        "Hoffmann et al. 2022",
+        "Training Compute-Optimal Large Language Models (Chinchilla)",
+        "https://arxiv.org/abs/2203.15556",
+    ),
+    (
+        "Chowdhery et al. 2022",
+        "PaLM: Scaling Language Modeling with Pathways (MFU)",
+        "https://arxiv.org/abs/2204.02311",
+    ),
+    (
+        "Shoeybi et al. 2019",
+        "Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism",
+        "https://arxiv.org/abs/1909.08053",
+    ),
+    (
+        "Narayanan et al. 2021",
+        "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM",
+        "https://arxiv.org/abs/2104.04473",
+    ),
+    (
+        "Dao et al. 2022",
+        "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+        "https://arxiv.org/abs/2205.14135",
+    ),
+    (
+        "Chen et al. 2016",
+        "Training Deep Nets with Sublinear Memory Cost",
+        "https://arxiv.org/abs/1604.06174",
+    ),
+    (
+        "Lepikhin et al. 2020",
+        "GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding",
+        "https://arxiv.org/abs/2006.16668",
+    ),
+    (
+        "Liu et al. 2023",
+        "Ring Attention with Blockwise Transformers for Near-Infinite Context",
+        "https://arxiv.org/abs/2310.01889",
+    ),
+    (
+        "Pope et al. 2022",
+        "Efficiently Scaling Transformer Inference",
+        "https://arxiv.org/abs/2211.05102",
+    ),
+    (
+        "Kwon et al. 2023",
+        "Efficient Memory Management for LLM Serving with PagedAttention (vLLM)",
+        "https://arxiv.org/abs/2309.06180",
+    ),
+    (
+        "Micikevicius et al. 2022",
+        "FP8 Formats for Deep Learning",
+        "https://arxiv.org/abs/2209.05433",
+    ),
+    (
+        "Frantar et al. 2022; Lin et al. 2023",
+        "GPTQ; AWQ (weight quantization, group size 128)",
+        "https://arxiv.org/abs/2210.17323",
+    ),
+    (
+        "Uptime Institute 2023",
+        "Global Data Center Survey 2023 (average PUE 1.58)",
+        "https://uptimeinstitute.com/resources/research-and-reports",
+    ),
+    (
+        "EIA Electric Power Annual",
+        "U.S. Energy Information Administration, average industrial electricity price",
+        "https://www.eia.gov/electricity/annual/",
+    ),
+    (
+        "Vendor datasheets",
+        "Accelerator peaks, memory, bandwidth and TDP: see each Presets row's source",
+        "https://www.nvidia.com/en-us/data-center/h100/",
+    ),
+)

@@ -1,0 +1,95 @@
+"""Print set-up: pages a budget reviewer can read.
+
+Every sheet prints landscape on A4 with a title header and a date / file /
+page footer.  Text must stay legible on paper (an effective size of at least
+8.5 pt, checked on the PDF by the tests), so only the Summary and About are
+fitted to a page, and only because they are laid out to fit at a legible scale;
+the detail sheets print at a fixed scale and paginate, repeating the header row
+and the quantity and unit columns on every page.  Long explanation and source
+text wraps inside its column, and rows are sized for it, so nothing runs off
+the page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openpyxl.utils import get_column_letter
+
+# Fixed scale of the paginated sheets (percent): 11 pt text prints at 8.8 pt, the
+# 10 pt source column at 8 pt; the quantity, unit, scenario and explanation
+# columns of four scenarios share the first page across.
+DETAIL_SCALE = 80
+# Points per wrapped line of 11 pt text.
+LINE_HEIGHT_PT = 14.5
+# Roughly how many characters of 11 pt text fit one unit of column width.
+CHARS_PER_WIDTH = 1.1
+
+
+def lines_needed(text: str, width: float) -> int:
+    """Wrapped lines a text needs in a column ``width`` characters wide (word wrap)."""
+    per_line = max(1, int(width * CHARS_PER_WIDTH) - 2)
+    lines, used = 1, 0
+    for word in (text or "").split():
+        need = len(word) + (1 if used else 0)
+        if used and used + need > per_line:
+            lines += 1
+            used = len(word)
+        else:
+            used += need
+    return lines
+
+
+def fit_row(ws: Any, row: int, texts: list[tuple[str, float]]) -> None:
+    """Size ``row`` for the tallest of its wrapped texts ((text, column width) pairs)."""
+    lines = max((lines_needed(t, w) for t, w in texts if t), default=1)
+    if lines > 1:
+        ws.row_dimensions[row].height = LINE_HEIGHT_PT * lines
+
+
+def page_setup(
+    ws: Any,
+    title: str,
+    *,
+    fit_page: bool = False,
+    title_rows: str | None = None,
+    title_cols: str | None = None,
+) -> None:
+    """Landscape A4; fitted to one page or at the fixed detail scale; header and footer."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    if fit_page:
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 1
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+    else:
+        ws.sheet_properties.pageSetUpPr.fitToPage = False
+        ws.page_setup.scale = DETAIL_SCALE
+    if title_rows:
+        ws.print_title_rows = title_rows
+    if title_cols:
+        ws.print_title_cols = title_cols
+    ws.page_margins.left = ws.page_margins.right = 0.5
+    ws.page_margins.top = ws.page_margins.bottom = 0.75
+    ws.oddHeader.left.text = "LLM training plan"
+    ws.oddHeader.center.text = f"sheetgen — {title}"
+    ws.oddHeader.right.text = "&A"
+    ws.oddFooter.left.text = "&D"
+    ws.oddFooter.center.text = "&F"
+    ws.oddFooter.right.text = "Page &P of &N"
+
+
+def wrap_across(ws: Any, row: int, first_col: int, last_col: int, widths: list[float]) -> None:
+    """Merge a long text cell across the printed columns, wrapped, row sized for it."""
+    from openpyxl.styles import Alignment
+
+    cell = ws.cell(row=row, column=first_col)
+    if not cell.value:
+        return
+    ws.merge_cells(start_row=row, start_column=first_col, end_row=row, end_column=last_col)
+    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    fit_row(ws, row, [(str(cell.value), sum(widths))])
+
+
+def col(c: int) -> str:
+    return get_column_letter(c)
