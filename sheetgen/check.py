@@ -201,7 +201,7 @@ def check_workbook(
 def _formula_findings(row: Any, sheet: str, cell: Any, i: int, name: str, layout: Any) -> list:
     """A typed value where a formula belongs, or a formula that is not the template's."""
     raw = cell.value
-    if not (isinstance(raw, str) and raw.startswith("=")):
+    if cell.data_type != "f" or not isinstance(raw, str):
         detail = f"{cell.coordinate} holds a typed value, not its formula"
         return [Finding("constant", sheet, row.key, name, actual=raw, detail=detail)]
     try:

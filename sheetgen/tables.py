@@ -104,12 +104,30 @@ def _fmt_value(v: Any) -> str:
     return f"{v:,.4f}".rstrip("0").rstrip(".")
 
 
+# A CSV field starting with one of these is a formula to a spreadsheet that opens
+# the file (OWASP, "CSV Injection"): such text fields get a leading apostrophe.
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with text cells that a spreadsheet would run as formulas prefixed by '."""
+
+    def esc(v: Any) -> Any:
+        return "'" + v if isinstance(v, str) and v.startswith(CSV_FORMULA_STARTS) else v
+
+    out = df.copy()
+    for col in out.columns:
+        out[col] = out[col].map(esc).astype(object)
+    out.columns = [esc(c) for c in out.columns]
+    return out
+
+
 def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
     """table (aligned text), csv or json (a list of records)."""
     if fmt == "json":
         return json.dumps(df.to_dict(orient="records"), indent=1, default=float)
     if fmt == "csv":
-        return df.to_csv(index=False).rstrip("\n")
+        return csv_safe(df).to_csv(index=False).rstrip("\n")
     if wide and {"scenario", "key", "value", "unit"} <= set(df.columns):
         table = df.pivot_table(
             index=["key", "unit"], columns="scenario", values="value", aggfunc="first", sort=False

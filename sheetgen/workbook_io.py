@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .xls
 REQUIRED_SHEETS = ("Inputs", "Presets")
@@ -126,8 +126,9 @@ def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, 
             ):
                 values = {}
                 for c, h in enumerate(headers, start=1):
-                    v = ws.cell(row=r, column=c).value
-                    if isinstance(v, str) and v.startswith("=") and cached is not None:
+                    cell = ws.cell(row=r, column=c)
+                    v = cell.value
+                    if cell.data_type == "f" and cached is not None:
                         v = cached.cell(row=r, column=c).value
                     values[h] = v
                 if values.get("id") not in (None, ""):
@@ -153,6 +154,29 @@ class WorkbookInputs:
     names: list[str]
     values: list[dict[str, Any]]  # per scenario: input key -> value
     tables: dict[str, list[dict[str, Any]]]
+    # per scenario: the first input cell that is empty or not a number, else None
+    problems: list[SheetgenError | None] = field(default_factory=list)
+
+
+NUMERIC_KINDS = ("int", "float", "fraction", "share")
+
+
+def input_cell(ws: Any, cached: Any, row: int, col: int, key: str, numeric: bool) -> Any:
+    """The value of one input cell (a formula's cached result), or a SheetgenError naming
+    the sheet, cell and key when it is empty or, for a number, holds text or an error:
+    ``generate --from`` must not quietly substitute a default."""
+    cell = ws.cell(row=row, column=col)
+    v = cell.value
+    if cell.data_type == "f":
+        v = cached.cell(row=row, column=col).value
+    at = f"{ws.title}!{cell.coordinate} ({key})"
+    if v is None or (isinstance(v, str) and not v.strip()):
+        raise SheetgenError(
+            at, "is empty; type a value (no default is assumed for an emptied cell)"
+        )
+    if numeric and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        raise SheetgenError(at, f"must be a number, got {short(v)}")
+    return _clean(v)
 
 
 def read_inputs(path: str | Path) -> WorkbookInputs:
@@ -172,22 +196,24 @@ def read_inputs(path: str | Path) -> WorkbookInputs:
     if missing:
         raise SheetgenError(where, f"sheet 'Inputs' has no row {missing[0]!r}")
     values = []
+    problems: list[SheetgenError | None] = []
     for i, _name in enumerate(layout.scenarios):
         col = layout.first_col + i
-        item = {}
-        for key in wanted:
-            if key not in layout.rows:
-                continue  # an older workbook without this input: the default applies
-            v = ws.cell(row=layout.rows[key], column=col).value
-            if isinstance(v, str) and v.startswith("="):
-                v = cached["Inputs"].cell(row=layout.rows[key], column=col).value
-            if v is None:
-                continue
-            item[key] = _clean(v)
-        item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
+        item: dict[str, Any] = {}
+        problem = None
+        try:
+            for key in wanted:
+                if key not in layout.rows:
+                    continue  # an older workbook without this input: the default applies
+                numeric = key in RUN_FIELDS and RUN_FIELDS[key][0] in NUMERIC_KINDS
+                item[key] = input_cell(ws, cached["Inputs"], layout.rows[key], col, key, numeric)
+            item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
+        except SheetgenError as e:
+            problem = e
         values.append(item)
+        problems.append(problem)
     tables = read_tables(wb["Presets"], cached["Presets"])
-    return WorkbookInputs(names=layout.scenarios, values=values, tables=tables)
+    return WorkbookInputs(names=layout.scenarios, values=values, tables=tables, problems=problems)
 
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:
@@ -196,17 +222,14 @@ def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[st
 
     def cell(key: str) -> Any:
         if key not in layout.rows:
-            return None
-        v = ws.cell(row=layout.rows[key], column=col).value
-        if isinstance(v, str) and v.startswith("="):
-            v = cached.cell(row=layout.rows[key], column=col).value
-        return _clean(v)
+            return None  # an older workbook without this input: the default applies
+        return input_cell(ws, cached, layout.rows[key], col, key, numeric=True)
 
     out: dict[str, Any] = {}
     phases = []
     for i in range(1, PHASE_SLOTS + 1):
         tokens = cell(f"phase_{i}_tokens")
-        if tokens in (None, 0, ""):
+        if tokens in (None, 0):
             continue  # an unused slot
         phase = {f: cell(f"phase_{i}_{f}") for f in PHASE_FIELDS}
         phases.append({k: v for k, v in phase.items() if v is not None})
@@ -270,7 +293,11 @@ def scenario_results(path: str | Path) -> list:
             ) from None
     scenarios: list = []
     for i, (name, item) in enumerate(zip(data.names, data.values, strict=True)):
-        at = f"{where}: Inputs column {name!r}"
+        at = f"{where}: Inputs column {short(name)}"
+        if data.problems[i] is not None:
+            e = data.problems[i]
+            scenarios.append(SheetgenError(f"{where}: {e.field}", e.message))
+            continue
         try:
             scenarios.append(
                 _scenario(name or f"Scenario {i + 1}", dict(item), models, hardware, tables, at)
@@ -284,6 +311,9 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
     from sheetgen.scenario import Scenario, make_run
     from sheetgen.scenario_file import validate
 
+    from sheetgen.limits import check_text
+
+    check_text(name, f"{at}: scenario name")
     model_id = str(item.pop("model", ""))
     hw_id = str(item.pop("hardware", ""))
     if model_id not in models:

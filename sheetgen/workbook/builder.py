@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from openpyxl.utils import get_column_letter, quote_sheetname
 
 from sheetgen.scenario import HARDWARE_FIELDS, Model
+from sheetgen.workbook.cells import put_text, text_cell
 from sheetgen.workbook.templates import (
     GROUP_RE,
     KEY_RE,
@@ -236,7 +237,7 @@ def write_sheet(
         "source",
     ]
     for c, text in enumerate(headers, start=1):
-        ws.cell(row=HEADER_ROW, column=c, value=text)
+        put_text(ws, HEADER_ROW, c, text)
     _style_header(ws, HEADER_ROW, ncols)
     ws.row_dimensions[HEADER_ROW].height = 48
     widths = [
@@ -280,6 +281,7 @@ def write_sheet(
             cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
             if r.input:
                 cell.value = reference[i][r.key]  # the scenario's input (reference.inputs)
+                text_cell(cell)
                 cell.font = Font(color=styles.INPUT_FONT_COLOR)
                 cell.fill = input_fill
             else:
@@ -423,15 +425,13 @@ def write_presets_sheet(
             row_no = first + k
             values, source = data[k] if k < len(data) else ([None] * len(cols), "")
             for c, v in enumerate(values, start=1):
-                cell = ws.cell(row=row_no, column=c, value=v)
+                cell = put_text(ws, row_no, c, v)
                 cell.font = input_font
                 cell.fill = input_fill
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     cell.number_format = "#,##0.###"
             note = source if k < len(data) else "custom row: fill id, name and every field"
-            ws.cell(row=row_no, column=len(cols) + 1, value=note).font = Font(
-                color="595959", size=9
-            )
+            put_text(ws, row_no, len(cols) + 1, note).font = Font(color="595959", size=9)
     ws.column_dimensions["A"].width = 18
     ws.column_dimensions["B"].width = 34
     for c in range(3, widest + 2):
