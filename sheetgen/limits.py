@@ -174,3 +174,29 @@ def check_scenario_count(n: int, field: str) -> None:
             f"{n:,} scenarios; a sheet holds at most {MAX_SCENARIOS:,} "
             f"({SHEET_COLUMNS:,} columns, 5 of them for keys, labels and notes)",
         )
+
+
+def check_results(name: str, result: dict[str, Any]) -> None:
+    """Computed values a workbook can hold: a finish date no later than 9999-12-31
+    (the last date Excel and LibreOffice show) and finite numbers."""
+    import math
+
+    from sheetgen.scenario import date_from_serial, excel_serial
+
+    finish = result.get("finish_date")
+    if isinstance(finish, (int, float)) and not finish <= excel_serial(DATE_MAX):
+        days = result.get("train_days_wall", float("nan"))
+        raise SheetgenError(
+            f"scenario {short(name)}: start_date",
+            f"the run ({days:,.0f} wall-clock days) would finish after "
+            f"{DATE_MAX.isoformat()}, the last date a spreadsheet can show; "
+            "plan fewer tokens, more GPUs or an earlier start",
+        )
+    if isinstance(finish, (int, float)):
+        date_from_serial(finish)  # representable
+    for key, value in result.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SheetgenError(
+                f"scenario {short(name)}: {key}",
+                f"computes to {value!r}; an input is out of proportion to the others",
+            )

@@ -78,8 +78,12 @@ def compute_records(scenarios: list[Scenario]) -> list[dict[str, Any]]:
 
     unit_of = units()
     records = []
+    from sheetgen.limits import check_results
+
     for s in scenarios:
-        for key, value in compute(s).items():
+        result = compute(s)
+        check_results(s.name, result)
+        for key, value in result.items():
             records.append(
                 {"scenario": s.name, "key": key, "value": value, "unit": unit_of.get(key, "")}
             )

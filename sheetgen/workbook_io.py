@@ -308,10 +308,9 @@ def scenario_results(path: str | Path) -> list:
 
 
 def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, at: str):
+    from sheetgen.limits import check_text
     from sheetgen.scenario import Scenario, make_run
     from sheetgen.scenario_file import validate
-
-    from sheetgen.limits import check_text
 
     check_text(name, f"{at}: scenario name")
     model_id = str(item.pop("model", ""))

@@ -451,6 +451,7 @@ def build(
     """
     from openpyxl import Workbook
 
+    from sheetgen.limits import check_results, check_scenario_count
     from sheetgen.reference import compute
     from sheetgen.workbook import presentation
     from sheetgen.workbook.templates import load_templates
@@ -459,7 +460,10 @@ def build(
     table_rows = preset_rows(scenarios)
     n_presets = {t: len(r) for t, r in table_rows.items()}
     layout = plan_layout(templates, len(scenarios), n_presets)
+    check_scenario_count(len(scenarios), "scenarios")
     reference = [compute(s) for s in scenarios]
+    for s, result in zip(scenarios, reference, strict=True):
+        check_results(s.name, result)  # before anything is written
     wb = Workbook()
     wb.remove(wb.active)
     cached: dict[str, dict[str, Any]] = {}
