@@ -46,7 +46,12 @@ def open_workbook(path: str | Path, data_only: bool = False) -> Any:
                 raise SheetgenError(where, f"is corrupt (damaged member {bad})")
             if "xl/workbook.xml" not in z.namelist():
                 raise SheetgenError(where, "is a zip archive but not an .xlsx workbook")
-        return openpyxl.load_workbook(path, data_only=data_only)
+        import warnings
+
+        with warnings.catch_warnings():
+            # e.g. "Workbook contains no default style" on files Gnumeric saved
+            warnings.simplefilter("ignore")
+            return openpyxl.load_workbook(path, data_only=data_only)
     except SheetgenError:
         raise
     except Exception as e:  # openpyxl raises many kinds on damaged files
