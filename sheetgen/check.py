@@ -174,7 +174,11 @@ def check_workbook(
     for name, result in zip(names, results, strict=True):
         if isinstance(result, SheetgenError):
             field = result.field.rsplit(": ", 1)[-1]
-            findings.append(Finding("input invalid", "Inputs", field, name, detail=result.message))
+            # "Inputs!D10 (micro_batch)": an emptied or non-numeric cell, named by its key
+            cell, _, key = field.partition(" (")
+            detail = f"{cell}: {result.message}" if key else result.message
+            field = key.rstrip(")") if key else field
+            findings.append(Finding("input invalid", "Inputs", field, name, detail=detail))
         else:
             reference[name] = compute(result)
     compared = 0
