@@ -294,9 +294,9 @@ def pdf_cmd(workbook: str, output: str | None, sheets: tuple[str, ...], force: b
 
     The workbook is recalculated first, so edits made in a spreadsheet show.
     """
-    src = Path(workbook)
-    if not src.is_file():
-        raise SheetgenError(str(src), "workbook not found")
+    from sheetgen.workbook_io import check_xlsx
+
+    src = check_xlsx(workbook)
     target = Path(output) if output else src.with_suffix(".pdf")
     _pdf_target(target, force)
     click.echo(f"wrote {_write_pdf(src, target, sheets or ('Summary',))}")

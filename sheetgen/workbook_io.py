@@ -19,18 +19,22 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .x
 REQUIRED_SHEETS = ("Inputs", "Presets")
 
 
-def open_workbook(path: str | Path, data_only: bool = False) -> Any:
-    """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
-    import openpyxl
-
+def check_xlsx(path: str | Path) -> Path:
+    """``path`` if it is a readable .xlsx zip, else a one-line SheetgenError saying why
+    (missing, a directory, empty, encrypted or legacy .xls, not a zip, corrupt)."""
     path = Path(path)
     where = str(path)
     if not path.exists():
         raise SheetgenError(where, "file not found")
     if path.is_dir():
         raise SheetgenError(where, "is a directory, not an .xlsx workbook")
-    with open(path, "rb") as fh:
-        head = fh.read(8)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as e:
+        raise SheetgenError(where, f"cannot be read: {e.strerror}") from None
+    if not head:
+        raise SheetgenError(where, "is empty, not an .xlsx workbook")
     if head == OLE_MAGIC:
         raise SheetgenError(
             where,
@@ -43,17 +47,29 @@ def open_workbook(path: str | Path, data_only: bool = False) -> Any:
         with zipfile.ZipFile(path) as z:
             bad = z.testzip()
             if bad is not None:
-                raise SheetgenError(where, f"is corrupt (damaged member {bad})")
+                raise SheetgenError(where, f"is corrupt (damaged member {short(bad)})")
             if "xl/workbook.xml" not in z.namelist():
                 raise SheetgenError(where, "is a zip archive but not an .xlsx workbook")
+    except SheetgenError:
+        raise
+    except Exception as e:  # noqa: BLE001 - zipfile raises many kinds on damaged files
+        raise SheetgenError(where, f"is corrupt: {type(e).__name__}: {short(str(e))}") from None
+    return path
+
+
+def open_workbook(path: str | Path, data_only: bool = False) -> Any:
+    """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
+    import openpyxl
+
+    path = check_xlsx(path)
+    where = str(path)
+    try:
         import warnings
 
         with warnings.catch_warnings():
             # e.g. "Workbook contains no default style" on files Gnumeric saved
             warnings.simplefilter("ignore")
             return openpyxl.load_workbook(path, data_only=data_only)
-    except SheetgenError:
-        raise
     except Exception as e:  # openpyxl raises many kinds on damaged files
         raise SheetgenError(
             where, f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
