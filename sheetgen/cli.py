@@ -92,6 +92,8 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     try:
         return [scenario_from_dict(item, 1)]
     except SheetgenError as e:
+        if not e.field.startswith("scenarios[1]."):
+            raise  # e.g. a broken preset file: its path says where
         # Name the flag the user typed, not the scenario-file path of the field.
         field = e.field.removeprefix("scenarios[1].").split(".")[0]
         flag = FLAG_OF.get(field, f"--{field.replace('_', '-')}")
