@@ -70,15 +70,24 @@ def hardware() -> dict[str, Hardware]:
     return scan_dir(presets_dir() / "hardware", _hardware_spec)
 
 
+def _docs(folder: Path) -> dict[str, Any]:
+    """Raw documents by id (the file name where a document gives none)."""
+    out = {}
+    for path in sorted(folder.glob("*.yaml")):
+        doc = _read_yaml(path)
+        out[str(doc.get("id", path.stem)) if isinstance(doc, dict) else path.stem] = doc
+    return out
+
+
 @cache
 def model_docs() -> dict[str, dict[str, Any]]:
     """The raw preset documents (with sources and dates) by id."""
-    return {p.stem: _read_yaml(p) for p in sorted((presets_dir() / "models").glob("*.yaml"))}
+    return _docs(presets_dir() / "models")
 
 
 @cache
 def hardware_docs() -> dict[str, dict[str, Any]]:
-    return {p.stem: _read_yaml(p) for p in sorted((presets_dir() / "hardware").glob("*.yaml"))}
+    return _docs(presets_dir() / "hardware")
 
 
 def _table(name: str, column: str) -> tuple[list[dict[str, Any]], str]:

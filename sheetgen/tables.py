@@ -19,6 +19,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
 
     rows: list[dict[str, Any]] = []
     if kind == "models":
+        presets.models()  # validated first: a broken file ends in one line
         docs = presets.model_docs()
         for mid, m in presets.models().items():
             p = params(m)
@@ -31,11 +32,12 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "layers": m.n_layers,
                     "hidden": m.hidden_size,
                     "heads": f"{m.n_heads}/{m.n_kv_heads}",
-                    "as_of": docs[mid].get("as_of", ""),
+                    "as_of": docs.get(mid, {}).get("as_of", ""),
                     "source": m.source,
                 }
             )
     elif kind == "hardware":
+        presets.hardware()  # validated first: a broken file ends in one line
         docs = presets.hardware_docs()
         for hid, hw in presets.hardware().items():
             sources = dict(hw.sources)
@@ -50,7 +52,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "tdp_w": hw.tdp_w,
                     "intra_node_gb_s": hw.intra_node_gb_per_s,
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
-                    "as_of": docs[hid].get("as_of", ""),
+                    "as_of": docs.get(hid, {}).get("as_of", ""),
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
             )

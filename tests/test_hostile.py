@@ -430,6 +430,29 @@ def test_bad_preset_files(case: str, data_copy: Path, tmp_path: Path) -> None:
     line = invoke(["compute", *BASE], tmp_path, expect=expect)
     if "reused" in case:
         assert "zz-copy.yaml" in line  # both files named
+    kind = {"models": "models", "hardware": "hardware"}.get(rel.split("/")[0], "recipes")
+    invoke(["presets", kind], tmp_path, expect=expect)
+
+
+def test_preset_id_other_than_file_name_lists(data_copy: Path, tmp_path: Path) -> None:
+    """Layering a preset under another file name on purpose (a new id) works."""
+    (data_copy / "presets" / "models" / "zz-mine.yaml").write_text("id: mine\n" + MODEL)
+    result = CliRunner().invoke(main, ["presets", "models", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "\nmine," in result.stdout
+
+
+def test_every_numeric_setting_has_a_documented_range() -> None:
+    from sheetgen.limits import RUN_LIMITS
+    from sheetgen.scenario import RUN_FIELDS
+
+    numeric = [k for k, (kind, _d, _doc) in RUN_FIELDS.items() if kind not in ("choice", "date")]
+    missing = [k for k in numeric if k not in RUN_LIMITS]
+    assert not missing, f"RUN_FIELDS without a range in sheetgen/limits.py RUN_LIMITS: {missing}"
+    for key, (low, high, why) in RUN_LIMITS.items():
+        assert low < high and why, key
+        default = RUN_FIELDS[key][1]
+        assert default is None or low <= default <= high, f"{key}: default {default} out of range"
 
 
 # --- workbooks ---------------------------------------------------------------------
