@@ -114,7 +114,11 @@ def _recipe(row: dict[str, Any], where: str) -> Recipe:
     unknown = [k for k in row if k not in names]
     missing = [k for k in names if k not in row]
     if unknown or missing:
-        what = f"unknown field {unknown[0]!r}" if unknown else f"missing field {missing[0]!r}"
+        what = (
+            f"unknown field {short(unknown[0])}"
+            if unknown
+            else f"missing field {short(missing[0])}"
+        )
         raise SheetgenError(where, f"{what}; a recipe has {', '.join(names)}")
     values: dict[str, Any] = {"id": str(row["id"]), "name": str(row["name"])}
     for key in names[2:]:

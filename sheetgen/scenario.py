@@ -522,13 +522,13 @@ class Tables:
         for r in self.recipes:
             if r.id == recipe_id:
                 return r
-        raise SheetgenError("recipe", f"unknown recipe {recipe_id!r}")
+        raise SheetgenError("recipe", f"unknown recipe {short(recipe_id)}")
 
     def dtype(self, dtype_id: str) -> float:
         for name, nbytes in self.dtype_bytes:
             if name == dtype_id:
                 return nbytes
-        raise SheetgenError("dtype", f"unknown dtype {dtype_id!r}")
+        raise SheetgenError("dtype", f"unknown dtype {short(dtype_id)}")
 
 
 @dataclass(frozen=True)
@@ -616,10 +616,10 @@ def parse_date(value: Any, field: str) -> dt.date:
             value = dt.date.fromisoformat(value.strip())
         except ValueError:
             raise SheetgenError(
-                field, f"expected an ISO date such as 2027-01-01, got {value!r}"
+                field, f"expected an ISO date such as 2027-01-01, got {short(value)}"
             ) from None
     if not isinstance(value, dt.date):
-        raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {value!r}")
+        raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {short(value)}")
     if value < DATE_MIN:
         raise SheetgenError(field, f"must be {DATE_MIN.isoformat()} or later, got {value}")
     return value
@@ -668,7 +668,7 @@ def _phase(item: Any, run: Run, where: str) -> Phase:
         item = {f.name: getattr(item, f.name) for f in fields(Phase)}
     if not isinstance(item, dict):
         raise SheetgenError(
-            where, f"each phase must be a mapping of {', '.join(PHASE_FIELDS)}, got {item!r}"
+            where, f"each phase must be a mapping of {', '.join(PHASE_FIELDS)}, got {short(item)}"
         )
     for key in item:
         if key not in PHASE_FIELDS:
@@ -698,7 +698,9 @@ def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):
-        raise SheetgenError(where, f"must be a list of at most {PHASE_SLOTS} phases, got {value!r}")
+        raise SheetgenError(
+            where, f"must be a list of at most {PHASE_SLOTS} phases, got {short(value)}"
+        )
     if len(value) > PHASE_SLOTS:
         raise SheetgenError(
             where, f"at most {PHASE_SLOTS} phases fit the workbook's slots, got {len(value)}"
@@ -709,7 +711,7 @@ def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
 def _sweep(value: Any, where: str) -> tuple[int, ...]:
     if not isinstance(value, (list, tuple)) or len(value) != SWEEP_POINTS:
         raise SheetgenError(
-            where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {value!r}"
+            where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {short(value)}"
         )
     out = []
     for i, raw in enumerate(value):

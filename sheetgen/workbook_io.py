@@ -338,21 +338,24 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
     hw_id = str(item.pop("hardware", ""))
     if model_id not in models:
         raise SheetgenError(
-            f"{at}: model", f"{model_id!r} is not an id in the Presets models table"
+            f"{at}: model", f"{short(model_id)} is not an id in the Presets models table"
         )
     if hw_id not in hardware:
         raise SheetgenError(
-            f"{at}: hardware", f"{hw_id!r} is not an id in the Presets hardware table"
+            f"{at}: hardware", f"{short(hw_id)} is not an id in the Presets hardware table"
         )
     where = at.split(": Inputs")[0]
     from sheetgen import presets
     from sheetgen.scenario import make_hardware, make_model
 
     model = _table_preset(
-        models[model_id], make_model, presets.models(), f"{where}: Presets model {model_id!r}"
+        models[model_id], make_model, presets.models(), f"{where}: Presets model {short(model_id)}"
     )
     hw = _table_preset(
-        hardware[hw_id], make_hardware, presets.hardware(), f"{where}: Presets hardware {hw_id!r}"
+        hardware[hw_id],
+        make_hardware,
+        presets.hardware(),
+        f"{where}: Presets hardware {short(hw_id)}",
     )
     try:
         run = make_run(item)
