@@ -155,7 +155,13 @@ def check_workbook(
     """Recalculate ``path`` (never modifying it) and compare it with the reference."""
     from sheetgen.reference import compute
     from sheetgen.workbook.templates import load_templates
-    from sheetgen.workbook_io import open_workbook, require_sheets, scenario_results, sheet_layout
+    from sheetgen.workbook_io import (
+        open_workbook,
+        require_sheets,
+        scenario_names,
+        scenario_results,
+        sheet_layout,
+    )
 
     path = Path(path)
     where = str(path)
@@ -165,7 +171,7 @@ def check_workbook(
     inputs_layout = sheet_layout(wb["Inputs"])
     if inputs_layout is None or not inputs_layout.scenarios:
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
-    names = inputs_layout.scenarios
+    names = scenario_names(wb)  # the Inputs scenario_name row: every header shows it
     results = scenario_results(path)
     values = recalculated_values(path, engine, timeout)
     layout = file_layout(wb, len(names))
@@ -196,7 +202,7 @@ def check_workbook(
                 findings.append(Finding("missing row", t.sheet, row.key, "", detail="row deleted"))
                 continue
             r = sl.rows[row.key]
-            for i, name in enumerate(sl.scenarios):
+            for i, name in enumerate(names[: len(sl.scenarios)]):
                 cell = ws.cell(row=r, column=sl.first_col + i)
                 found, n = _cell_findings(
                     row, t.sheet, cell, i, name, layout, values, reference.get(name), rel

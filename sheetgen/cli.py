@@ -55,6 +55,44 @@ def scenario_options(fn: Callable) -> Callable:
     return fn
 
 
+def presets_option(fn: Callable) -> Callable:
+    """--presets DIR (repeatable): team preset folders layered over the shipped presets."""
+
+    def use(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+        from sheetgen import presets
+
+        presets.use_team_dirs(value or None)
+        ctx.call_on_close(lambda: presets.use_team_dirs(None))
+
+    return click.option(
+        "--presets",
+        "team_presets",
+        multiple=True,
+        expose_value=False,
+        is_eager=True,
+        callback=use,
+        metavar="DIR",
+        help="team presets folder (models/, hardware/, scenarios/) layered over the shipped "
+        "ones; repeatable, later wins; default: $SHEETGEN_PRESETS",
+    )(fn)
+
+
+def write_text_file(out: Path, text: str, force: bool, field: str = "--output") -> None:
+    """Write ``text`` to ``out`` through a temporary file; never overwrite without force."""
+    import os
+    import tempfile
+
+    if out.is_dir():
+        raise SheetgenError(field, f"{out} is a directory")
+    if out.exists() and not force:
+        raise SheetgenError(field, f"{out} exists; pass --force to overwrite it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, out)
+
+
 def handle_errors(fn: Callable) -> Callable:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -72,6 +110,11 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
     given = {k: v for k, v in flags.items() if v is not None}
+    if scenario_file is not None and not Path(scenario_file).exists():
+        from sheetgen import presets
+
+        found = presets.find_scenario(scenario_file)
+        scenario_file = str(found) if found is not None else scenario_file
     if scenario_file is not None:
         if given:
             first = next(iter(given))
@@ -92,8 +135,8 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     try:
         return [scenario_from_dict(item, 1)]
     except SheetgenError as e:
-        if not e.field.startswith("scenarios[1]."):
-            raise  # e.g. a broken preset file: its path says where
+        if not e.field.startswith("scenarios[1]"):
+            raise  # not a flag's value (a preset folder, a preset file)
         # Name the flag the user typed, not the scenario-file path of the field.
         field = e.field.removeprefix("scenarios[1].").split(".")[0]
         flag = FLAG_OF.get(field, f"--{field.replace('_', '-')}")
@@ -150,21 +193,62 @@ def main() -> None:
     """LLM planning workbooks whose math lives in spreadsheet formulas."""
 
 
-@main.command("presets")
-@click.argument("kind", type=click.Choice(["models", "hardware", "recipes"]))
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
-@handle_errors
-def presets_cmd(kind: str, fmt: str) -> None:
-    """List the model, hardware or recipe presets with their sources."""
-    from sheetgen.tables import presets_frame, render
+@main.group("presets")
+def presets_cmd() -> None:
+    """List the presets (with their sources and origins), or import a model."""
 
-    click.echo(render(presets_frame(kind), fmt))
+
+def _listing(kind: str) -> None:
+    @presets_cmd.command(kind, help=f"List the {kind} presets with their sources and origins.")
+    @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+    @presets_option
+    @handle_errors
+    def listing(fmt: str) -> None:
+        from sheetgen.tables import presets_frame, render
+
+        click.echo(render(presets_frame(kind), fmt))
+
+
+for _kind in ("models", "hardware", "recipes"):
+    _listing(_kind)
+
+
+@presets_cmd.command("import")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--id", "preset_id", default=None, help="preset id (default: from the file name)")
+@click.option(
+    "-o", "--output", default=None, type=click.Path(),
+    help="write the preset here (a folder: <id>.yaml inside it) instead of standard output",
+)  # fmt: skip
+@click.option("--force", is_flag=True, help="overwrite an existing file")
+@presets_option
+@handle_errors
+def import_cmd(config: str, preset_id: str | None, output: str | None, force: bool) -> None:
+    """Write a model preset (YAML) from a local Hugging Face CONFIG.json (no network).
+
+    Supported model types: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2,
+    deepseek_v2, deepseek_v3, gpt2, gpt_neox.
+    """
+    from sheetgen.hf_import import import_config
+
+    if preset_id is not None and not preset_id.strip():
+        raise SheetgenError("--id", "must not be empty")
+    pid, text = import_config(config, preset_id)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    out = Path(output)
+    if out.is_dir():
+        out = out / f"{pid}.yaml"
+    write_text_file(out, text, force)
+    click.echo(f"wrote {out}")
 
 
 @main.command("compute")
 @click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
 @scenario_options
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@presets_option
 @handle_errors
 def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
     """Compute every input and derived key of the scenarios with the Python reference.
@@ -206,6 +290,7 @@ def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
     is_flag=True,
     help="also write the Summary as a PDF beside the workbook (needs LibreOffice)",
 )
+@presets_option
 @handle_errors
 def generate_cmd(
     scenario_file: str | None,
@@ -290,6 +375,7 @@ def _write_pdf(workbook: Path, target: Path, sheets: tuple[str, ...]) -> Path:
     help="sheet to print, repeatable, in workbook order (default: Summary)",
 )
 @click.option("--force", is_flag=True, help="overwrite an existing file")
+@presets_option
 @handle_errors
 def pdf_cmd(workbook: str, output: str | None, sheets: tuple[str, ...], force: bool) -> None:
     """Print sheets of a workbook (default: the Summary) to PDF through LibreOffice.
@@ -315,6 +401,7 @@ def pdf_cmd(workbook: str, output: str | None, sheets: tuple[str, ...], force: b
     "--timeout", type=click.FloatRange(min=0, min_open=True, max=86_400), default=180.0,
     help="seconds LibreOffice may take (more than 0, at most a day)",
 )  # fmt: skip
+@presets_option
 @handle_errors
 def check_cmd(workbook: str, engine: str, fmt: str, timeout: float) -> None:
     """Recalculate WORKBOOK and compare every cell with the reference for its own inputs.
@@ -339,6 +426,7 @@ def check_cmd(workbook: str, engine: str, fmt: str, timeout: float) -> None:
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="write the scenario file here instead of standard output")  # fmt: skip
 @click.option("--force", is_flag=True, help="overwrite an existing file")
+@presets_option
 @handle_errors
 def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
     """Export the inputs of WORKBOOK (custom presets included) as a scenario file."""
@@ -353,15 +441,124 @@ def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
         raise SheetgenError("--output", f"{out} exists; pass --force to overwrite it")
     if out.resolve() == Path(workbook).resolve():
         raise SheetgenError("--output", "must differ from the workbook")
-    import os
-    import tempfile
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, out)
+    write_text_file(out, text, force)
     click.echo(f"wrote {out}")
+
+
+ADVISE_CHOOSES = (
+    "tp", "pp", "cp", "ep", "dp", "zero_stage", "recompute", "micro_batch",
+    "sequence_parallel", "pp_virtual_stages", "pp_microbatches",
+)  # fmt: skip
+
+
+@main.command("advise")
+@scenario_options
+@click.option(
+    "--deadline",
+    type=float,
+    default=None,
+    metavar="DAYS",
+    help="search GPU counts; keep plans done within DAYS, cheapest first",
+)
+@click.option(
+    "--budget",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="search GPU counts; keep plans within USD of GPU cost, fastest first",
+)
+@click.option(
+    "--max-gpus",
+    type=int,
+    default=16384,
+    show_default=True,
+    help="largest GPU count --deadline / --budget consider",
+)
+@click.option("--top", type=int, default=5, show_default=True, help="plans to show")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@click.option(
+    "--write",
+    "write",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="write the plans as a scenario file that `generate` takes",
+)
+@click.option("--force", is_flag=True, help="overwrite the --write file")
+@presets_option
+@handle_errors
+def advise_cmd(
+    deadline: float | None, budget: float | None, max_gpus: int, top: int, fmt: str,
+    write: str | None, force: bool, **flags: Any,
+) -> None:  # fmt: skip
+    """Find the layout (tp, pp, cp, ep, dp, ZeRO, recomputation, micro-batch) that fits
+    and finishes first, with the reference engine's memory and step-time estimate.
+
+    Give --model, --hardware, --tokens and one of --gpus N, --deadline DAYS or
+    --budget USD (plus any run flags: --seq-len, --global-batch-tokens, ...).
+    """
+    from sheetgen.advise import Goal, search
+    from sheetgen.tables import advise_frame, advise_summary, render
+
+    for key in ADVISE_CHOOSES:
+        if flags.get(key) is not None:
+            raise SheetgenError(FLAG_OF[key], "advise chooses the layout; drop this flag")
+    goals = [g for g, v in (("--gpus", flags.get("n_gpus")), ("--deadline", deadline),
+                            ("--budget", budget)) if v is not None]  # fmt: skip
+    if len(goals) != 1:
+        given = ", ".join(goals) or "none"
+        raise SheetgenError(
+            "--gpus", f"give exactly one of --gpus, --deadline, --budget; got {given}"
+        )
+    for name, value in (("--deadline", deadline), ("--budget", budget)):
+        if value is not None and not value > 0:
+            raise SheetgenError(name, f"must be > 0, got {value!r}")
+    if top < 1:
+        raise SheetgenError("--top", f"must be >= 1, got {top}")
+    if max_gpus < 1:
+        raise SheetgenError("--max-gpus", f"must be >= 1, got {max_gpus}")
+    if write is not None and Path(write).exists() and not force:
+        raise SheetgenError("--write", f"{write} exists; pass --force to overwrite it")
+    given = {k: v for k, v in flags.items() if v is not None and k != "scenario_name"}
+    base = scenarios_from_args(None, flags)[0]
+    goal = Goal(
+        gpus=base.run.n_gpus if flags.get("n_gpus") is not None else None,
+        deadline_days=deadline, budget_usd=budget, max_gpus=max_gpus,
+    )  # fmt: skip
+    result = search(base, goal, top=top, progress=_progress_bar())
+    click.echo(advise_summary(result), err=fmt != "table")
+    if not result.plans:
+        raise SheetgenError("advise", "no layout fits and meets the goal; see the counts above")
+    click.echo(render(advise_frame(result), fmt))
+    if write is not None:
+        from sheetgen.advise import plans_yaml
+
+        run_given = {k: v for k, v in given.items() if k not in ("model", "hardware")}
+        write_text_file(Path(write), plans_yaml(result, run_given), force, "--write")
+        click.echo(f"wrote {write}", err=fmt != "table")
+
+
+def _progress_bar() -> Callable[[int, int], None]:
+    """A progress line on stderr, shown once a search has run for more than a second."""
+    import time
+
+    start = time.perf_counter()
+    state = {"shown": False, "last": 0.0}
+
+    def show(done: int, total: int) -> None:
+        elapsed = time.perf_counter() - start
+        if elapsed < 1 and not state["shown"]:
+            return
+        if done < total and elapsed - state["last"] < 0.25:  # a few updates a second
+            return
+        state["shown"], state["last"] = True, elapsed
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        end = "\n" if done >= total else ""
+        click.echo(f"\rsearching [{bar}] {done:,}/{total:,} layouts {elapsed:.1f}s{end}",
+                   err=True, nl=False)  # fmt: skip
+
+    return show
 
 
 if __name__ == "__main__":  # pragma: no cover

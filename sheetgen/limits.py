@@ -74,7 +74,7 @@ RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "ep": (1, 10**5, "GPUs splitting the experts"),
     "zero_stage": (0, 3, "ZeRO stages"),
     "sequence_parallel": (0, 1, "a 1/0 switch"),
-    "pp_microbatches": (1, 10**9, "micro-batches per step"),
+    "pp_microbatches": (0, 10**9, "micro-batches per step; 0 = derived from the batch"),
     "pp_virtual_stages": (1, 10**5, "model chunks per GPU"),
     "gpus_per_node": (1, 10**5, "GPUs per node"),
     "mem_headroom": (0, 0.99, "share of memory kept free"),

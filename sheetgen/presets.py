@@ -5,6 +5,7 @@ Nothing is read at import time; each loader caches its result.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,74 +21,201 @@ def _read_yaml(path: Path) -> Any:
     return load_yaml_file(path, dates=True)
 
 
-def _model_spec(doc: Any, path: Path) -> Model:
-    if not isinstance(doc, dict) or not isinstance(doc.get("architecture"), dict):
-        raise SheetgenError(str(path), "a model preset needs an 'architecture' mapping")
-    spec = dict(doc["architecture"])
-    spec["id"] = doc.get("id", path.stem)
-    spec["name"] = doc.get("name", path.stem)
-    spec["source"] = doc.get("source", "")
-    spec["params_published"] = doc.get("params_published")
-    return make_model(spec, where=f"{path.name}")
+# ---------------------------------------------------------------------------
+# Layers: the shipped presets, then team directories (--presets DIR or
+# SHEETGEN_PRESETS), each scanned on its own; a later layer overrides an earlier
+# one id by id, and every preset records the layer it came from.
+
+SHIPPED = "shipped"
+ENV_VAR = "SHEETGEN_PRESETS"
+PRICE_FIELDS = ("price_per_gpu_hour", "price_per_gpu_hour_reserved")
+_team_override: tuple[str, ...] | None = None
 
 
-def _hardware_spec(doc: Any, path: Path) -> Hardware:
-    if not isinstance(doc, dict):
-        raise SheetgenError(str(path), "a hardware preset must be a mapping")
-    doc = dict(doc)
-    doc.setdefault("id", path.stem)
-    doc.pop("as_of", None)
-    return make_hardware(doc, where=path.name)
+def use_team_dirs(dirs: tuple[str, ...] | list[str] | None) -> None:
+    """Layer these directories over the shipped presets (None: read SHEETGEN_PRESETS)."""
+    global _team_override
+    _team_override = None if dirs is None else tuple(str(d) for d in dirs)
 
 
-def scan_dir(folder: Path, make: Any) -> dict[str, Any]:
-    """The presets of one directory by id, in file-name order.  Two files with one
-    id are an error naming both: one would silently replace the other."""
-    out: dict[str, Any] = {}
-    files: dict[str, Path] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        item = make(_read_yaml(path), path)
-        if item.id in files:
+def team_dirs() -> tuple[str, ...]:
+    """Team preset directories, lowest priority first: --presets, else SHEETGEN_PRESETS
+    (several separated by the platform's path separator)."""
+    if _team_override is not None:
+        return _team_override
+    env = os.environ.get(ENV_VAR, "")
+    return tuple(d for d in env.split(os.pathsep) if d.strip())
+
+
+def layers() -> tuple[tuple[Path, str], ...]:
+    """(directory, origin) from lowest to highest priority."""
+    out = [(presets_dir(), SHIPPED)]
+    field = "--presets" if _team_override is not None else ENV_VAR
+    for d in team_dirs():
+        path = Path(d).expanduser()
+        if not path.is_dir():
+            raise SheetgenError(
+                field,
+                f"{d[:80]!r} is not a directory; give a folder holding "
+                "models/, hardware/ or scenarios/",
+            )
+        if not any((path / sub).is_dir() for sub in ("models", "hardware", "scenarios")):
+            raise SheetgenError(field, f"{d[:80]!r} holds none of models/, hardware/, scenarios/")
+        out.append((path, str(path)))
+    return tuple(out)
+
+
+def scan_directory(directory: Path, kind: str) -> dict[str, tuple[dict[str, Any], Path]]:
+    """The preset documents of one layer's ``kind`` folder by id, in file-name order."""
+    out: dict[str, tuple[dict[str, Any], Path]] = {}
+    for path in sorted((directory / kind).glob("*.yaml")):
+        doc = _read_yaml(path)
+        if not isinstance(doc, dict):
+            raise SheetgenError(str(path), f"a {kind} preset must be a mapping")
+        raw_id = doc.get("id", path.stem)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int, float)):
+            raise SheetgenError(f"{path}.id", f"must be text, got {short(raw_id)}")
+        pid = str(raw_id)
+        if pid in out:
+            # Within one folder one file would silently replace the other; across
+            # folders (layers) replacing is the point.
             raise SheetgenError(
                 str(path),
-                f"id {item.id!r} is already defined by {files[item.id]}; "
-                "give one of them another id",
+                f"id {pid!r} is already defined by {out[pid][1]}; give one of them another id",
             )
-        files[item.id] = path
-        out[item.id] = item
+        out[pid] = (doc, path)
     return out
 
 
+def _merge(kind: str, base: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` on top of its ``base`` document (nested mappings merged one level deep)."""
+    merged = {k: v for k, v in base.items() if k not in ("id", "name", "as_of")}
+    if kind == "models" and isinstance(doc.get("architecture"), dict):
+        merged.pop("params_published", None)
+        merged.pop("params_source", None)
+    for key, value in doc.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    merged.pop("base", None)
+    if "source" not in doc and base.get("source"):
+        merged["source"] = f"starts from {doc['base']}: {base['source']}"
+    return merged
+
+
+def _resolve(
+    kind: str, pid: str, layer: dict, below: dict, done: dict, seen: tuple[str, ...]
+) -> dict:
+    """The document of ``pid`` in ``layer`` with its ``base:`` chain merged in; a base is
+    another preset of the same layer, else one of the layers below."""
+    if pid in done:
+        return done[pid]
+    doc, path = layer[pid]
+    base = doc.get("base")
+    if base is None:
+        done[pid] = doc
+        return doc
+    base = str(base)
+    if base in seen or base == pid and pid not in below:
+        raise SheetgenError(f"{path}: base", f"{base!r} leads back to itself")
+    if base in layer and base != pid:
+        base_doc = _resolve(kind, base, layer, below, done, (*seen, pid))
+    elif base in below:
+        base_doc = below[base][0]
+    else:
+        known = ", ".join(sorted({*below, *layer} - {pid}))
+        raise SheetgenError(f"{path}: base", f"unknown preset {base!r}; accepted: {known}")
+    done[pid] = _merge(kind, base_doc, doc)
+    return done[pid]
+
+
 @cache
+def _documents(kind: str, stack: tuple[tuple[Path, str], ...]) -> dict[str, tuple[dict, str, Path]]:
+    """Every preset document of ``kind`` by id: (document with ``base:`` resolved, origin, file)."""
+    out: dict[str, tuple[dict, str, Path]] = {}
+    for directory, origin in stack:
+        layer = scan_directory(directory, kind)
+        below, done = dict(out), {}
+        for pid, (_, path) in layer.items():
+            out[pid] = (_resolve(kind, pid, layer, below, done, ()), origin, path)
+    return out
+
+
+def origins(kind: str) -> dict[str, str]:
+    """Where each preset of ``kind`` ("models" or "hardware") came from: "shipped" or a folder."""
+    return {pid: origin for pid, (_, origin, _) in _documents(kind, layers()).items()}
+
+
 def models() -> dict[str, Model]:
-    """All model presets by id, in file-name order."""
-    return scan_dir(presets_dir() / "models", _model_spec)
+    """All model presets by id (shipped first, then team layers)."""
+    return _models(layers())
 
 
 @cache
-def hardware() -> dict[str, Hardware]:
-    """All accelerator presets by id, in file-name order."""
-    return scan_dir(presets_dir() / "hardware", _hardware_spec)
-
-
-def _docs(folder: Path) -> dict[str, Any]:
-    """Raw documents by id (the file name where a document gives none)."""
-    out = {}
-    for path in sorted(folder.glob("*.yaml")):
-        doc = _read_yaml(path)
-        out[str(doc.get("id", path.stem)) if isinstance(doc, dict) else path.stem] = doc
+def _models(stack: tuple[tuple[Path, str], ...]) -> dict[str, Model]:
+    out: dict[str, Model] = {}
+    for pid, (doc, _, path) in _documents("models", stack).items():
+        if not isinstance(doc.get("architecture"), dict):
+            raise SheetgenError(str(path), "a model preset needs an 'architecture' mapping")
+        spec = dict(doc["architecture"])
+        spec["id"] = pid
+        spec["name"] = doc.get("name", pid)
+        spec["source"] = doc.get("source", "")
+        spec["params_published"] = doc.get("params_published")
+        out[pid] = make_model(spec, where=str(path))
     return out
 
 
+def hardware() -> dict[str, Hardware]:
+    """All accelerator presets by id (shipped first, then team layers)."""
+    return _hardware(layers())[0]
+
+
+def hardware_prices() -> dict[str, dict[str, float]]:
+    """GPU-hour prices hardware presets carry (team presets: ``price_per_gpu_hour``,
+    ``price_per_gpu_hour_reserved``); scenarios on that hardware use them by default."""
+    return _hardware(layers())[1]
+
+
 @cache
+def _hardware(stack: tuple[tuple[Path, str], ...]) -> tuple[dict, dict]:
+    from sheetgen.scenario import parse_number
+
+    out: dict[str, Hardware] = {}
+    prices: dict[str, dict[str, float]] = {}
+    for pid, (doc, _, path) in _documents("hardware", stack).items():
+        doc = dict(doc)
+        doc["id"] = pid
+        doc.pop("as_of", None)
+        for key in PRICE_FIELDS:
+            if key in doc:
+                value = parse_number(doc.pop(key), f"{path}: {key}")
+                if value < 0:
+                    raise SheetgenError(f"{path}: {key}", f"must be >= 0 USD, got {value}")
+                prices.setdefault(pid, {})[key] = value
+        out[pid] = make_hardware(doc, where=str(path))
+    return out, prices
+
+
 def model_docs() -> dict[str, dict[str, Any]]:
-    """The raw preset documents (with sources and dates) by id."""
-    return _docs(presets_dir() / "models")
+    """The preset documents (with sources and dates) by id."""
+    return {pid: doc for pid, (doc, _, _) in _documents("models", layers()).items()}
 
 
-@cache
 def hardware_docs() -> dict[str, dict[str, Any]]:
-    return _docs(presets_dir() / "hardware")
+    return {pid: doc for pid, (doc, _, _) in _documents("hardware", layers()).items()}
+
+
+def find_scenario(name: str) -> Path | None:
+    """A scenario file by name (``x`` or ``x.yaml``) in the layers' ``scenarios/``
+    folders, the last layer first; None when none holds it."""
+    for directory, _ in reversed(layers()):
+        for candidate in (name, f"{name}.yaml"):
+            path = directory / "scenarios" / candidate
+            if path.is_file():
+                return path
+    return None
 
 
 def _table(name: str, column: str) -> tuple[list[dict[str, Any]], str]:
@@ -170,3 +298,14 @@ def get_hardware(hw_id: str, field: str = "hardware") -> Hardware:
             field, f"unknown hardware preset {short(hw_id)}; accepted: {', '.join(table)}"
         )
     return table[hw_id]
+
+
+def clear_caches() -> None:
+    """Forget every loaded preset (the layers are re-read on the next call)."""
+    for cached in (_documents, _models, _hardware, tables):
+        cached.cache_clear()
+
+
+# The loaders keep the ``cache_clear`` their earlier ``@cache`` versions offered.
+for _loader in (models, hardware, model_docs, hardware_docs, hardware_prices):
+    _loader.cache_clear = clear_caches  # type: ignore[attr-defined]

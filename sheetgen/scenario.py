@@ -345,8 +345,8 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     "dp": (
         "int",
         None,
-        "data-parallel degree (default: n_gpus / (tp x pp x cp); Megatron-LM's layout "
-        "n = dp x tp x pp x cp)",
+        "data-parallel degree, derived: n_gpus / (tp x pp x cp) (Megatron-LM's layout "
+        "n = dp x tp x pp x cp); a scenario may state it only when it agrees",
     ),
     "tp": ("int", 1, "tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019)"),
     "pp": ("int", 1, "pipeline-parallel stages (1F1B schedule, Narayanan et al. 2021)"),
@@ -366,9 +366,10 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
     ),
     "pp_microbatches": (
         "int",
-        None,
-        "micro-batches per optimizer step per pipeline, m (default: global batch / "
-        "(micro-batch x dp x sequence length), i.e. the gradient-accumulation steps)",
+        0,
+        "micro-batches per optimizer step per pipeline, m; 0 (default) derives it from the "
+        "batch: global batch / (micro-batch x dp x sequence length), i.e. the "
+        "gradient-accumulation steps, at least 1",
     ),
     "pp_virtual_stages": (
         "int",
@@ -400,6 +401,7 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
 INT_RANGES: dict[str, tuple[int, int | None]] = {
     "zero_stage": (0, 3),
     "sequence_parallel": (0, 1),
+    "pp_microbatches": (0, None),
 }
 RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
 # Run settings that may be 0 (meaning "free" or "not given"); other numbers must be > 0.
@@ -474,7 +476,7 @@ class Run:
     ep: int = RUN_DEFAULTS["ep"]
     zero_stage: int = RUN_DEFAULTS["zero_stage"]
     sequence_parallel: int = RUN_DEFAULTS["sequence_parallel"]
-    pp_microbatches: int = RUN_DEFAULTS["pp_microbatches"]  # None: derived
+    pp_microbatches: int = RUN_DEFAULTS["pp_microbatches"]  # 0: derived from the batch
     pp_virtual_stages: int = RUN_DEFAULTS["pp_virtual_stages"]
     gpus_per_node: int = RUN_DEFAULTS["gpus_per_node"]
     mem_headroom: float = RUN_DEFAULTS["mem_headroom"]
@@ -494,21 +496,24 @@ class Run:
     sweep_gpus: tuple[int, ...] = SWEEP_GPUS_DEFAULT
 
     def __post_init__(self) -> None:
-        # dp defaults to the GPUs left after model parallelism; it must divide evenly.
-        if self.dp is None:
-            model_parallel = self.tp * self.pp * self.cp
-            if self.n_gpus % model_parallel:
-                raise SheetgenError(
-                    "dp",
-                    f"not given and n_gpus {self.n_gpus} is not a multiple of "
-                    f"tp x pp x cp = {self.tp} x {self.pp} x {self.cp} = {model_parallel}; "
-                    "set dp, or change n_gpus, tp, pp or cp",
-                )
-            object.__setattr__(self, "dp", self.n_gpus // model_parallel)
-        # m defaults to the whole micro-batches one pipeline runs per step (>= 1).
-        if self.pp_microbatches is None:
-            per_step = self.global_batch_tokens // (self.seq_len * self.micro_batch * self.dp)
-            object.__setattr__(self, "pp_microbatches", max(1, per_step))
+        # dp is n_gpus / (tp x pp x cp); a scenario may state it, but then it must agree.
+        model_parallel = self.tp * self.pp * self.cp
+        if self.n_gpus % model_parallel:
+            raise SheetgenError(
+                "n_gpus",
+                f"{self.n_gpus} is not a multiple of tp x pp x cp = {self.tp} x {self.pp} x "
+                f"{self.cp} = {model_parallel}, so dp = n_gpus / (tp x pp x cp) is not whole; "
+                "change n_gpus, tp, pp or cp",
+            )
+        derived = self.n_gpus // model_parallel
+        if self.dp is not None and self.dp != derived:
+            raise SheetgenError(
+                "dp",
+                f"dp {self.dp} disagrees with n_gpus {self.n_gpus}: n_gpus / (tp x pp x cp) = "
+                f"{self.n_gpus} / {model_parallel} = {derived}; leave dp out or set n_gpus "
+                f"to {self.dp * model_parallel}",
+            )
+        object.__setattr__(self, "dp", derived)
 
 
 @dataclass(frozen=True)

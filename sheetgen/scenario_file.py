@@ -62,6 +62,12 @@ def _hardware(spec: Any, where: str):
     )
 
 
+def _preset_prices(spec: Any) -> dict[str, float]:
+    """GPU-hour prices the hardware preset (or the ``base:`` of a mapping) carries."""
+    hw_id = spec if isinstance(spec, str) else spec.get("base") if isinstance(spec, dict) else None
+    return presets.hardware_prices().get(str(hw_id), {}) if hw_id is not None else {}
+
+
 def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
     """One scenario from a mapping (``name``, ``model``, ``hardware``, run settings)."""
     where = f"scenarios[{index}]"
@@ -74,7 +80,10 @@ def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
     if "hardware" not in item:
         raise SheetgenError(f"{where}.hardware", "missing; give a preset id or a mapping")
     model = _model(item.pop("model"), f"{where}.model")
-    hardware = _hardware(item.pop("hardware"), f"{where}.hardware")
+    hw_spec = item.pop("hardware")
+    hardware = _hardware(hw_spec, f"{where}.hardware")
+    for key, price in _preset_prices(hw_spec).items():
+        item.setdefault(key, price)
     run = make_run(item, where=f"{where}.")
     scenario = Scenario(name=name, model=model, hardware=hardware, run=run, tables=presets.tables())
     validate(scenario, where)

@@ -21,6 +21,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
     if kind == "models":
         presets.models()  # validated first: a broken file ends in one line
         docs = presets.model_docs()
+        origin = presets.origins("models")
         for mid, m in presets.models().items():
             p = params(m)
             rows.append(
@@ -33,12 +34,15 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "hidden": m.hidden_size,
                     "heads": f"{m.n_heads}/{m.n_kv_heads}",
                     "as_of": docs.get(mid, {}).get("as_of", ""),
+                    "origin": origin[mid],
                     "source": m.source,
                 }
             )
     elif kind == "hardware":
         presets.hardware()  # validated first: a broken file ends in one line
         docs = presets.hardware_docs()
+        origin = presets.origins("hardware")
+        prices = presets.hardware_prices()
         for hid, hw in presets.hardware().items():
             sources = dict(hw.sources)
             rows.append(
@@ -52,7 +56,9 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "tdp_w": hw.tdp_w,
                     "intra_node_gb_s": hw.intra_node_gb_per_s,
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
+                    "price_per_gpu_hour": prices.get(hid, {}).get("price_per_gpu_hour", ""),
                     "as_of": docs.get(hid, {}).get("as_of", ""),
+                    "origin": origin[hid],
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
             )
@@ -158,15 +164,15 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     lines = []
     for s in scenarios:
         r = compute(s)
-        fits = "fits" if r["fits_per_gpu"] else "does not fit"
-        if r["n_gpus_min"]:
-            fewest = f"fewest GPUs {r['n_gpus_min']:,.0f}"
+        verdict = "OK" if r["plan_ok"] else f"NOT OK, {r['plan_verdict']}"
+        if isinstance(r["n_gpus_min"], str):
+            fewest = r["n_gpus_min_note"]
         else:
-            fewest = "no GPU count fits this layout: raise tp/pp/cp or recompute"
+            fewest = f"fewest GPUs {r['n_gpus_min']:,.0f}"
         lines.append(
-            f"  {s.name}: {r['params_total'] / 1e9:.2f}B params, "
+            f"  {s.name}: {verdict}; {r['params_total'] / 1e9:.2f}B params, "
             f"{r['mem_total_per_gpu'] / 1e9:,.1f} GB/GPU of {r['gpu_mem_bytes'] / 1e9:,.0f} GB "
-            f"({fits}; {fewest}), "
+            f"({fewest}), "
             f"{r['flops_train']:.2e} FLOP, {r['train_days_wall']:,.1f} days, "
             f"{r['gpu_hours']:,.0f} GPU-h, ${r['cost_usd']:,.0f}; "
             f"budget{' (phased)' if r['plan_uses_phases'] else ''} "
@@ -181,3 +187,42 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             f"${r['inf_cost_per_mtok']:,.2f}/M output tokens"
         )
     return lines
+
+
+def advise_frame(result: Any) -> pd.DataFrame:
+    """The plans ``sheetgen advise`` found, best first, one row each."""
+    import pandas as pd
+
+    from sheetgen.advise import layout_label, why_better
+
+    rows = []
+    plans = result.plans
+    for i, plan in enumerate(plans):
+        v = plan.values
+        rows.append(
+            {
+                "rank": i + 1,
+                "gpus": plan.scenario.run.n_gpus,
+                "layout": layout_label(plan.layout()),
+                "mem_per_gpu_gb": round(v["mem_total_per_gpu"] / 1e9, 1),
+                "usable_gb": round(v["mem_usable_per_gpu"] / 1e9, 1),
+                "step_s": round(v["step_seconds_overlap"], 2),
+                "bubble": f"{v['pipeline_bubble']:.1%}",
+                "days": round(plan.days, 2),
+                "cost_usd": round(plan.cost),
+                "why": why_better(plan, plans[i + 1] if i + 1 < len(plans) else None),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def advise_summary(result: Any) -> str:
+    """One line: what was searched, how fast, and what was rejected for what."""
+    rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
+    counts = result.gpu_counts
+    on = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    return (
+        f"searched {result.candidates:,} layouts on {on} GPUs in {result.seconds:.2f}s "
+        f"({result.rate:,.0f}/s); {result.fitting:,} fit"
+        + (f"; rejected: {rejected}" if rejected else "")
+    )

@@ -116,6 +116,30 @@ def sheet_layout(ws: Any) -> SheetLayout | None:
     return layout
 
 
+# Run settings the workbook derives with a formula (older workbooks had them as inputs):
+# read only when typed, else the scenario derives them from the other inputs.
+DERIVED_IN_WORKBOOK = frozenset({"dp"})
+
+
+def scenario_names(wb: Any, cached: Any | None = None) -> list[str]:
+    """Scenario names in column order: the Inputs ``scenario_name`` row (typed, or the
+    cached value of a formula), else the Inputs header row of an older workbook."""
+    ws = wb["Inputs"]
+    layout = sheet_layout(ws)
+    if layout is None:
+        return []
+    row = layout.rows.get("scenario_name", layout.header_row)
+    names = []
+    for i in range(len(layout.scenarios)):
+        col = layout.first_col + i
+        cell = ws.cell(row=row, column=col)
+        value = cell.value
+        if cell.data_type == "f" and cached is not None:
+            value = cached["Inputs"].cell(row=row, column=col).value
+        names.append("" if value is None else str(value))
+    return names
+
+
 def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, Any]]]:
     """The Presets sheet's tables: {table: [row dict, ...]} keyed by header names.
 
@@ -226,15 +250,20 @@ def read_inputs(path: str | Path) -> WorkbookInputs:
             for key in wanted:
                 if key not in layout.rows:
                     continue  # an older workbook without this input: the default applies
+                row = layout.rows[key]
+                if key in DERIVED_IN_WORKBOOK and ws.cell(row=row, column=col).data_type == "f":
+                    continue  # the workbook's own formula: the scenario derives it too
                 numeric = key in RUN_FIELDS and RUN_FIELDS[key][0] in NUMERIC_KINDS
-                item[key] = input_cell(ws, cached["Inputs"], layout.rows[key], col, key, numeric)
+                item[key] = input_cell(ws, cached["Inputs"], row, col, key, numeric)
             item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
         except SheetgenError as e:
             problem = e
         values.append(item)
         problems.append(problem)
     tables = read_tables(wb["Presets"], cached["Presets"])
-    return WorkbookInputs(names=layout.scenarios, values=values, tables=tables, problems=problems)
+    return WorkbookInputs(
+        names=scenario_names(wb, cached), values=values, tables=tables, problems=problems
+    )
 
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:

@@ -249,9 +249,15 @@ def test_llama3_8b_activation_sweep_at_8k_is_44_gb() -> None:
 
 
 def test_days_sweep() -> None:
-    r = calc(**LLAMA_RUN)
+    # The paper's layout (tp 8, pp 16): a 4Mi batch of 512 sequences keeps 512 x 128 GPUs busy.
+    r = calc(**LLAMA_RUN, tp=8, pp=16)
     assert r["sweep_days_6"] == pytest.approx(r["train_days_wall"], rel=1e-12)  # 16,384 GPUs
     assert r["sweep_days_5"] == pytest.approx(2 * r["train_days_wall"], rel=1e-12)
+    # All data parallel, the same batch keeps only 512 GPUs busy: the sweep stops there.
+    flat = calc(**LLAMA_RUN)
+    assert flat["n_gpus_max_batch"] == 512
+    assert flat["sweep_gpus_used_6"] == flat["sweep_gpus_used_3"] == 512
+    assert flat["sweep_days_6"] == pytest.approx(32 * flat["train_days_wall"], rel=1e-12)
 
 
 # ---------------------------------------------------------------------------

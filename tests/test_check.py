@@ -269,7 +269,6 @@ def add_custom_model(wb, model_id: str = "my-13b") -> None:
     r = rows_of(inputs)
     inputs.cell(row=r["model"], column=5).value = model_id
     inputs.cell(row=r["n_gpus"], column=4).value = 16
-    inputs.cell(row=r["dp"], column=4).value = 16  # the layout must use every GPU (Checks)
     inputs.cell(row=r["seq_len"], column=4).value = 2048
     inputs.cell(row=r["recompute"], column=6).value = "full"
     inputs.cell(row=r["mfu"], column=6).value = 0.38
@@ -366,7 +365,8 @@ def test_inputs_carry_data_validation(pristine: Path) -> None:
     assert by_row[rows["n_gpus"]].type == "whole" and by_row[rows["n_gpus"]].formula1 == "1"
     assert by_row[rows["mfu"]].type == "custom"
     assert by_row[rows["recompute"]].type == "list"
-    assert by_row[rows["model"]].formula1.startswith("Presets!$A$")
+    assert by_row[rows["model"]].formula1 == "list_models_id"  # a defined name (Excel)
+    assert wb.defined_names["list_models_id"].attr_text.startswith("Presets!$A$")
 
 
 SCENARIO_FILES = sorted((Path(__file__).parent.parent / "presets" / "scenarios").glob("*.yaml"))

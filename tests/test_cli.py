@@ -122,7 +122,8 @@ BAD_FLAGS = [
     (["--model", "llama-9"], "--model"),
     (["--hardware", "h900"], "--hardware"),
     (["--hardware", "a100-80gb", "--peak-dtype", "fp8"], "--peak-dtype"),
-    (["--gpus", "12", "--tp", "8"], "--dp"),
+    (["--gpus", "12", "--tp", "8"], "--n-gpus"),  # dp = 12 / 8 is not whole
+    (["--gpus", "16", "--dp", "4"], "--dp"),  # dp disagrees with n_gpus
     (["--zero-stage", "4"], "--zero-stage"),
     (["--sequence-parallel", "2"], "--sequence-parallel"),
     (["--tp", "0"], "--tp"),
@@ -168,7 +169,9 @@ BAD_FILES = {
     "bad_hw": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: {base: h100-sxm, mem_gb: 0}}\n",
                "scenarios[1].hardware.mem_gb"),
     "dp_divides": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm, n_gpus: 12, pp: 8}\n",
-                   "scenarios[1].dp: not given and n_gpus 12"),
+                   "scenarios[1].n_gpus: 12 is not a multiple of tp x pp x cp"),
+    "dp_disagrees": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: h100-sxm, n_gpus: 16, dp: 2}\n",
+                     "scenarios[1].dp: dp 2 disagrees with n_gpus 16"),
     "bad_link": ("scenarios:\n  - {name: a, model: llama3-8b, hardware: {base: h100-sxm, "
                  "inter_node_gb_per_s: 0}}\n", "scenarios[1].hardware.inter_node_gb_per_s"),
 }  # fmt: skip

@@ -502,9 +502,12 @@ def test_user_text_is_never_a_formula(small_book: Path) -> None:
     import openpyxl
 
     wb = openpyxl.load_workbook(small_book)
-    header = wb["Summary"].cell(row=4, column=4)
-    assert header.value == INJECTION_NAMES[0] and header.data_type == "s"
-    assert header.quotePrefix
+    ws = wb["Inputs"]
+    row = next(r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value == "model")
+    names = [c for c in ws["D"] if c.value == INJECTION_NAMES[0]]
+    assert names and all(c.data_type == "s" and c.quotePrefix for c in names)
+    model = ws.cell(row=row, column=4)
+    assert model.value == INJECTION_NAMES[2] and model.data_type == "s"
 
 
 def test_csv_escapes_formula_like_fields(tmp_path: Path) -> None:

@@ -95,6 +95,7 @@ def scenarios(draw, name: str = "random"):
 
 
 def with_run(s: Scenario, **changes) -> Scenario:
+    changes.setdefault("dp", None)  # dp is derived from n_gpus / (tp x pp x cp)
     return replace(s, run=replace(s.run, **changes))
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inference import inference
+from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
-from sheetgen.scenario import Scenario
+from sheetgen.scenario import Run, Scenario
 
 ERROR_FLAGS = (
     "chk_model_found",
@@ -29,6 +30,7 @@ ERROR_FLAGS = (
     "chk_phase_inputs_valid",
     "chk_inf_eff_range",
     "chk_layout_gpus",
+    "chk_dp_batch",
     "chk_parallel_options",
     "chk_headroom_range",
     "chk_compute_efficiency_range",
@@ -57,6 +59,7 @@ def checks(s: Scenario) -> dict[str, float]:
     tp, pp, cp, ep = run.tp, run.pp, run.cp, run.ep
     f = flops(s)
     ph = phases(s)
+    sch = schedule(s)
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out = {
         "chk_model_found": 1,
@@ -73,6 +76,7 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_phase_inputs_valid": 1,
         "chk_inf_eff_range": int(0 < run.inf_compute_eff <= 1 and 0 < run.inf_bw_eff <= 1),
         "chk_layout_gpus": int(run.n_gpus == run.dp * tp * pp * cp),
+        "chk_dp_batch": int(run.dp <= sch["dp_max_batch"]),
         "chk_parallel_options": int(
             run.zero_stage in (0, 1, 2, 3) and run.sequence_parallel in (0, 1)
         ),
@@ -95,7 +99,7 @@ def checks(s: Scenario) -> dict[str, float]:
         ),
         "chk_cp_divides_seq": int(run.seq_len % cp == 0),
         "chk_pp_microbatches_match": int(
-            pp == 1 or run.pp_microbatches == schedule(s)["grad_accum_steps"]
+            pp == 1 or microbatches(run) == schedule(s)["grad_accum_steps"]
         ),
         "chk_inf_fits": inference(s)["inf_fits"],
         "chk_phase_tokens_match": int(
@@ -105,4 +109,30 @@ def checks(s: Scenario) -> dict[str, float]:
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)
+    out.update(verdict(out, sch, par, run))
     return out
+
+
+def verdict(chk: dict, sch: dict, par: dict, run: Run) -> dict[str, float | str]:
+    """plan_ok (1/0) and the reason, first that applies: the layout does not divide the
+    GPUs, the batch cannot be split, an error check fails, the peak does not fit."""
+    ok = min(chk["checks_ok"], par["fits_per_gpu"], sch["batch_splits"])
+    model_parallel = run.tp * run.pp * run.cp
+    if not chk["chk_layout_gpus"]:
+        why = f"layout does not divide: {run.n_gpus} GPUs over tp·pp·cp = {model_parallel}"
+    elif not sch["batch_splits"]:
+        why = (
+            f"batch cannot be split: {num_text(sch['grad_accum_steps'], 3)} micro-batches of "
+            f"{run.micro_batch} per replica ({num_text(sch['global_batch_seqs'], 2)} "
+            f"sequences over dp = {run.dp})"
+        )
+    elif not chk["checks_ok"]:
+        why = "error check failed: see the Checks sheet"
+    elif not par["fits_per_gpu"]:
+        why = (
+            f"does not fit: {num_text(par['mem_total_calibrated'] / 10**9, 1)} GB needed per "
+            f"GPU, {num_text(par['mem_usable_per_gpu'] / 10**9, 1)} GB usable"
+        )
+    else:
+        why = "OK"
+    return {"plan_ok": ok, "plan_verdict": why}

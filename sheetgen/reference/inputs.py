@@ -5,6 +5,7 @@ Hardware figures are converted to base units here (FLOP/s, bytes, bytes/s), once
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 
 from sheetgen.scenario import (
@@ -22,9 +23,36 @@ TERA = 10**12  # TFLOP/s -> FLOP/s and TB/s -> bytes/s
 GIGA = 10**9  # GB -> bytes (decimal, as vendors quote capacity)
 
 
+def num_text(x: float, digits: int = 0) -> str:
+    """A number as a spreadsheet writes ROUND(x, digits) joined to text: half away
+    from zero, no trailing zeros, no thousands separators."""
+    scale = 10**digits
+    v = math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x)
+    return f"{v:.15g}"
+
+
+def tokens_text(tokens: float) -> str:
+    """Training tokens for a description: 15.6T, 252B."""
+    if tokens >= 10**12:
+        return num_text(tokens / 10**12, 2) + "T"
+    return num_text(tokens / 10**9, 2) + "B"
+
+
+def microbatches(run: Run) -> int:
+    """m: as set, or (0 = derived) the whole micro-batches one pipeline runs per step, >= 1."""
+    if run.pp_microbatches > 0:
+        return run.pp_microbatches
+    per_step = run.global_batch_tokens // (run.seq_len * run.micro_batch * run.dp)
+    return max(1, per_step)
+
+
 def inputs(s: Scenario) -> dict[str, float | str]:
     m, hw = s.model, s.hardware
     out: dict[str, float | str] = {
+        "scenario_name": s.name,
+        "scenario_description": (
+            f"{m.name} · {s.run.n_gpus} × {hw.name} · {tokens_text(s.run.train_tokens)} tokens"
+        ),
         "model": m.id,
         "hardware": hw.id,
         "model_name": m.name,
@@ -46,6 +74,7 @@ def inputs(s: Scenario) -> dict[str, float | str]:
         if f.name in ("phases", "sweep_seq_lens", "sweep_gpus"):
             continue
         out[f.name] = getattr(run, f.name)
+    out["pp_microbatches_used"] = microbatches(run)
     # Dates are spreadsheet serial numbers (Excel 1900 date system).
     out["start_date"] = excel_serial(run.start_date)
     # Phase slots: an unused slot holds 0 tokens and the default run settings, fixed

@@ -28,6 +28,10 @@ L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
 
 Communication per optimizer step per GPU, first order, ring collectives (an
 all-reduce sends 2(d-1)/d of the buffer, all-gather / reduce-scatter (d-1)/d).
+
+Days and GPU cost at the estimated step time (perfect overlap): steps x step /
+goodput, and GPUs x those days x 24 x the GPU-hour price; the Schedule's days
+use the MFU input instead, which does not see the layout.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from __future__ import annotations
 import math
 
 from sheetgen.reference.flops import flops
+from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.schedule import schedule
+from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, schedule
 from sheetgen.scenario import Scenario
 
 GIGA = 10**9
@@ -49,13 +54,17 @@ def _ring(d: float) -> float:
 
 
 def parallelism(s: Scenario) -> dict[str, float]:
+    return parallelism_given(s, params(s.model), memory(s), flops(s), schedule(s))
+
+
+def parallelism_given(
+    s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict, sch: dict
+) -> dict[str, float]:
+    """``parallelism(s)`` from the scenario's Params, Memory, FLOPs and Schedule keys
+    (none depends on tp, pp, cp, ep, dp or ZeRO: a layout search computes them once)."""
     m, run, hw = s.model, s.run, s.hardware
-    p = params(m)
-    mem = memory(s)
-    f = flops(s)
-    sch = schedule(s)
     dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
-    zero, v, mb = run.zero_stage, run.pp_virtual_stages, run.pp_microbatches
+    zero, v, mb = run.zero_stage, run.pp_virtual_stages, microbatches(run)
     seq, b, h = run.seq_len, run.micro_batch, m.hidden_size
     act = mem["act_bytes"]
     gpn = run.gpus_per_node
@@ -119,15 +128,39 @@ def parallelism(s: Scenario) -> dict[str, float]:
     gpu_mem = hw.mem_gb * GIGA
     usable = gpu_mem * (1 - run.mem_headroom)
 
-    # Smallest GPU count: ZeRO-3 over data parallel, this layout's tp, pp, cp, ep.
-    shardable = mem["bytes_per_param"] * (per_gpu_dense + ep * per_gpu_expert) / cp
-    unshardable = activations + logits + run.overhead_bytes
-    if usable > unshardable:
-        dp_min = max(math.ceil(shardable / (usable - unshardable)), math.ceil(ep / cp))
+    # Smallest GPU count at this tp, pp, cp, ep: the data-parallel degree whose ZeRO
+    # shards bring the peak under the usable memory.  Per GPU the sharded bytes are
+    # shard_bytes x (dense + ep x expert parameters per GPU) / (dp x cp); everything else
+    # (unsharded parameter bytes, activations, logits, overhead) does not shrink with dp.
+    def shard_bytes(stage: int) -> float:
+        return (
+            (mem["master_bytes"] + mem["optimizer_bytes"] if stage >= 1 else 0)
+            + (mem["grad_bytes"] + mem["grad_accum_bytes"] if stage >= 2 else 0)
+            + (mem["weight_bytes"] if stage >= 3 else 0)
+        )
+
+    def fewest(stage: int) -> tuple[float, float, int | str]:
+        shard_b = shard_bytes(stage)
+        shardable = shard_b * (per_gpu_dense + ep * per_gpu_expert) / cp
+        fixed = (mem["bytes_per_param"] - shard_b) * per_gpu + activations + logits
+        fixed += run.overhead_bytes
+        if usable <= fixed:
+            return shardable, fixed, "none"
+        return shardable, fixed, max(math.ceil(shardable / (usable - fixed)), math.ceil(ep / cp))
+
+    shardable, fixed, dp_min = fewest(zero)
+    shardable3, unshardable, dp_min3 = fewest(3)
+    found = dp_min != "none"
+    n_min = dp_min * tp * pp * cp if found else "none"
+    n_min3 = dp_min3 * tp * pp * cp if dp_min3 != "none" else "none"
+    days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if found else "–"  # no days
+    if found:
+        note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
     else:
-        dp_min = 0
-    n_min = dp_min * tp * pp * cp
-    days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if n_min > 0 else 0
+        note = (
+            f"no count fits: {num_text(fixed / GIGA, 1)} GB per GPU that ZeRO-{zero} does "
+            f"not shard, {num_text(usable / GIGA, 1)} GB usable"
+        )
 
     # Communication per step per GPU
     if zero == 0:
@@ -182,6 +215,8 @@ def parallelism(s: Scenario) -> dict[str, float]:
     t_serial = t_pipeline + t_comm
     model_flops_step = run.global_batch_tokens * f["flops_per_token"]
     peak_all = run.n_gpus * f["peak_flops"]
+    # The run on this layout at the estimated step time (what `sheetgen advise` ranks by).
+    days_layout = sch["steps"] * t_overlap / run.goodput / SECONDS_PER_DAY
 
     return {
         "n_gpus_layout": dp * tp * pp * cp,
@@ -219,12 +254,18 @@ def parallelism(s: Scenario) -> dict[str, float]:
         "mem_overhead_factor": overhead_factor,
         "mem_total_calibrated": calibrated,
         "fits_per_gpu": int(calibrated <= usable),
-        "mem_shardable_bytes": shardable,
-        "mem_unshardable_per_gpu": unshardable,
-        "dp_min_zero3": dp_min,
+        "zero_shard_bytes_per_param": shard_bytes(zero),
+        "mem_shardable_own": shardable,
+        "mem_unsharded_own": fixed,
+        "dp_min": dp_min,
         "n_gpus_min": n_min,
-        "nodes_min": math.ceil(n_min / gpn),
+        "n_gpus_min_note": note,
+        "nodes_min": math.ceil(n_min / gpn) if found else "none",
         "train_days_wall_at_min": days_at_min,
+        "mem_shardable_bytes": shardable3,
+        "mem_unshardable_per_gpu": unshardable,
+        "dp_min_zero3": dp_min3,
+        "n_gpus_min_zero3": n_min3,
         "dp_comm_bytes_per_param": dp_bytes_per_param,
         "comm_dp_bytes": comm_dp,
         "collectives_per_layer": collectives,
@@ -252,4 +293,6 @@ def parallelism(s: Scenario) -> dict[str, float]:
         "step_seconds_no_overlap": t_serial,
         "mfu_implied_overlap": model_flops_step / (peak_all * t_overlap),
         "mfu_implied_no_overlap": model_flops_step / (peak_all * t_serial),
+        "train_days_wall_layout": days_layout,
+        "cost_usd_layout": run.n_gpus * days_layout * HOURS_PER_DAY * sch["gpu_price_used"],
     }

@@ -6,6 +6,9 @@ seed 003); MFU is the achieved one when a pilot run's throughput is given
 goodput (share of time spent training).  Accumulation steps = sequences per
 step / (micro-batch x dp): global batch = micro-batch x accumulation x
 data-parallel replicas (seed 000 section 9); with no model parallelism dp = GPUs.
+The batch limits dp: at most global batch / (sequence length x micro-batch) replicas
+get a micro-batch each (``dp_max_batch``); the batch splits when the accumulation
+steps are a whole number >= 1.
 """
 
 from __future__ import annotations
@@ -30,9 +33,14 @@ def schedule(s: Scenario) -> dict[str, float]:
     train_days = train_seconds / SECONDS_PER_DAY
     wall = train_days / run.goodput
     gpu_hours = run.n_gpus * wall * HOURS_PER_DAY
+    accum = seqs / (run.micro_batch * run.dp)
+    dp_max = run.global_batch_tokens / (run.seq_len * run.micro_batch)
     return {
         "global_batch_seqs": seqs,
-        "grad_accum_steps": seqs / (run.micro_batch * run.dp),
+        "grad_accum_steps": accum,
+        "dp_max_batch": dp_max,
+        "n_gpus_max_batch": max(1, math.floor(dp_max)) * run.tp * run.pp * run.cp,
+        "batch_splits": int(accum >= 1 and accum == math.floor(accum)),
         "steps": math.ceil(run.train_tokens / run.global_batch_tokens),
         "tokens_per_param": run.train_tokens / p["params_total"],
         "step_seconds": run.global_batch_tokens * f["flops_per_token"] / rate,

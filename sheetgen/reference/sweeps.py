@@ -7,30 +7,39 @@ output per layer, quadratic in s (seed 000 sections 6-7).  So at s_k:
     FlashAttention: stored x (s_k / s);   naive: that + scores x (s_k / s)^2
 
 Training days against GPU count: wall-clock days of the single-phase plan on
-g_k GPUs at the same MFU (it assumes MFU does not change with scale).
+g_k GPUs at the same MFU (it assumes MFU does not change with scale), with g_k
+capped at the most GPUs the global batch keeps busy (Schedule), so the sweep
+stops at the batch limit instead of drawing runs that cannot be laid out.
 """
 
 from __future__ import annotations
 
 from sheetgen.reference.flops import flops
 from sheetgen.reference.memory import memory
+from sheetgen.reference.schedule import schedule
 from sheetgen.scenario import SWEEP_POINTS, Scenario
 
 GB = 10**9
 SECONDS_PER_DAY = 86400
 
 
-def sweeps(s: Scenario) -> dict[str, float]:
+def sweeps(s: Scenario) -> dict[str, float | str]:
     run = s.run
     mem = memory(s)
     f = flops(s)
-    out: dict[str, float] = {}
+    out: dict[str, float | str] = {
+        "sweep_series_flash": f"{s.name}: FlashAttention",
+        "sweep_series_naive": f"{s.name}: naive",
+    }
+    cap = schedule(s)["n_gpus_max_batch"]
     for k in range(1, SWEEP_POINTS + 1):
         ratio = run.sweep_seq_lens[k - 1] / run.seq_len
         flash = mem["mem_act_stored"] * ratio / GB
         out[f"sweep_act_flash_gb_{k}"] = flash
         out[f"sweep_act_naive_gb_{k}"] = flash + mem["mem_act_naive_scores"] * ratio**2 / GB
     for k in range(1, SWEEP_POINTS + 1):
-        rate = run.sweep_gpus[k - 1] * f["peak_flops"] * f["mfu_achieved"]
+        out[f"sweep_gpus_used_{k}"] = min(run.sweep_gpus[k - 1], cap)
+    for k in range(1, SWEEP_POINTS + 1):
+        rate = out[f"sweep_gpus_used_{k}"] * f["peak_flops"] * f["mfu_achieved"]
         out[f"sweep_days_{k}"] = f["flops_train"] / rate / SECONDS_PER_DAY / run.goodput
     return out

@@ -162,6 +162,19 @@ def _style_header(ws: Any, row: int, ncols: int) -> None:
         cell.alignment = Alignment(vertical="center", wrap_text=True)
 
 
+DV_TITLE = "Invalid input"  # Excel: data-validation titles at most 32 characters
+
+
+def list_name(table: str, column: str) -> str:
+    """The defined name of a Presets table column that drop-down lists use."""
+    return f"list_{table}_{column}"
+
+
+def header_formula(layout: Layout, i: int, from_sheet: str) -> str:
+    """A sheet's scenario header: the scenario's name on Inputs."""
+    return layout.translate("{scenario_name}", i, from_sheet)
+
+
 def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
     from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -173,7 +186,9 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
             m = TABLE_RE.fullmatch(row.choices or "")
             if not m:
                 raise ValueError(f"{row.key}: choices must be a list or [table.column]")
-            formula = layout.table_range(m.group(1), m.group(2))
+            # Through a defined name (list_<table>_<column>): Excel's portable way to a
+            # list on another sheet.
+            formula = list_name(m.group(1), m.group(2))
         dv = DataValidation(type="list", formula1=formula, allow_blank=False)
         dv.error = "Pick a value from the list (add presets on the Presets sheet)."
     elif kind == "int":
@@ -188,6 +203,9 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
                 type="whole", operator="between", formula1=str(low), formula2=str(high)
             )
             dv.error = f"A whole number from {low} to {high}."
+    elif kind == "text":
+        dv = DataValidation(type="textLength", operator="between", formula1="1", formula2="100")
+        dv.error = "A name of 1 to 100 characters."
     elif kind == "count":
         dv = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="0")
         dv.error = "A whole number of at least 0 (0 = unused)."
@@ -203,7 +221,8 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
     else:
         dv = DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0")
         dv.error = "A number of at least 0."
-    dv.errorTitle = f"Invalid {row.key}"
+    dv.errorTitle = DV_TITLE
+    dv.error = f"{row.key}: {dv.error}"
     dv.showErrorMessage = True
     dv.add(sqref)
     return dv
@@ -232,12 +251,18 @@ def write_sheet(
         "key",
         "quantity",
         "unit",
-        *[s.name for s in scenarios],
+        *[header_formula(layout, i, t.sheet) for i in range(n)],
         "formula in words",
         "source",
     ]
+    sheet_cache = cached.setdefault(t.sheet, {})
     for c, text in enumerate(headers, start=1):
-        put_text(ws, HEADER_ROW, c, text)
+        if FIRST_SCENARIO_COL <= c < FIRST_SCENARIO_COL + n:
+            # a formula sheetgen wrote (the name on Inputs), cached as the name
+            cell = ws.cell(row=HEADER_ROW, column=c, value=text)
+            sheet_cache[cell.coordinate] = scenarios[c - FIRST_SCENARIO_COL].name
+        else:
+            put_text(ws, HEADER_ROW, c, text)
     _style_header(ws, HEADER_ROW, ncols)
     ws.row_dimensions[HEADER_ROW].height = 48
     widths = [
@@ -250,7 +275,6 @@ def write_sheet(
     ]
     for c, w in enumerate(widths, start=1):
         ws.column_dimensions[get_column_letter(c)].width = w
-    sheet_cache = cached.setdefault(t.sheet, {})
     input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
     section_fill = PatternFill("solid", fgColor=styles.SECTION_FILL)
     row_no = FIRST_ROW
@@ -308,41 +332,11 @@ def write_sheet(
     last_col = words_col if t.sheet == "Summary" else ncols
     if t.sheet == "Summary":
         ws.column_dimensions[get_column_letter(words_col)].width = 48
+        ws.page_setup.fitToHeight = 1  # one page, whatever the number of scenario columns
     ws.print_area = f"A1:{get_column_letter(last_col)}{row_no - 1}"
-    _flag_formatting(ws, t, layout, n)
+    from sheetgen.workbook.conditional import flag_formatting
 
-
-def _flag_formatting(ws: Any, t: SheetTemplate, layout: Layout, n: int) -> None:
-    """Green / red / amber fills on 1/0 check rows."""
-    from openpyxl.formatting.rule import CellIsRule
-    from openpyxl.styles import PatternFill
-
-    from sheetgen.workbook import styles
-    from sheetgen.workbook.templates import check_keys
-
-    # fits_per_gpu is a headline 1/0 result coloured like a warning.
-    warnings = {*check_keys("warning"), "fits_per_gpu"}
-    flags = {*warnings, *check_keys("error"), "checks_ok"}
-    row_no = FIRST_ROW
-    for r in t.rows:
-        if r.key and (r.key.startswith("chk_") or r.key in flags) and r.fmt == "flag":
-            rng = f"{layout.col(0)}{row_no}:{layout.col(n - 1)}{row_no}"
-            bad = styles.WARN_FILL if r.key in warnings else styles.FAIL_FILL
-            ws.conditional_formatting.add(
-                rng,
-                CellIsRule(
-                    operator="equal",
-                    formula=["1"],
-                    fill=PatternFill("solid", fgColor=styles.PASS_FILL),
-                ),
-            )
-            ws.conditional_formatting.add(
-                rng,
-                CellIsRule(
-                    operator="notEqual", formula=["1"], fill=PatternFill("solid", fgColor=bad)
-                ),
-            )
-        row_no += 1
+    flag_formatting(ws, t, layout, n, FIRST_ROW)
 
 
 def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
@@ -379,14 +373,17 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
             raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
         hardware.setdefault(s.hardware.id, s.hardware)
     rows: dict[str, list[tuple[list[Any], str]]] = {t: [] for t in TABLE_COLUMNS}
+    model_origin, hw_origin = presets.origins("models"), presets.origins("hardware")
     for m in models.values():
         source = m.source or "custom model from the scenario file"
+        source = _origin_note(model_origin.get(m.id), presets.models().get(m.id) == m) + source
         rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], source))
     for hw in hardware.values():
         src = (
             "; ".join(f"{k}: {v}" for k, v in hw.sources)
             or "custom hardware from the scenario file"
         )
+        src = _origin_note(hw_origin.get(hw.id), presets.hardware().get(hw.id) == hw) + src
         rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
     tsrc = presets.table_sources()
     for r in presets.tables().recipes:
@@ -394,6 +391,15 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
     for name, nbytes in presets.tables().dtype_bytes:
         rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
     return rows
+
+
+def _origin_note(origin: str | None, is_preset: bool) -> str:
+    """ "[team preset from DIR] " for a preset a team directory supplied, else ""."""
+    from sheetgen.presets import SHIPPED
+
+    if origin is None or origin == SHIPPED or not is_preset:
+        return ""
+    return f"[team preset from {origin}] "
 
 
 def write_presets_sheet(
@@ -441,6 +447,19 @@ def write_presets_sheet(
     ws.print_area = f"A1:{get_column_letter(widest + 1)}{ws.max_row}"
 
 
+def _define_list_names(wb: Workbook, templates: tuple, layout: Layout) -> None:
+    """A workbook-scoped name per Presets column a drop-down list reads."""
+    from openpyxl.workbook.defined_name import DefinedName
+
+    for t in templates:
+        for r in t.keyed_rows:
+            m = TABLE_RE.fullmatch(r.choices) if isinstance(r.choices, str) else None
+            if m:
+                name = list_name(m.group(1), m.group(2))
+                ref = layout.table_range(m.group(1), m.group(2))
+                wb.defined_names[name] = DefinedName(name, attr_text=ref)
+
+
 def build(
     scenarios: list[Scenario], generated: dt.datetime | None = None
 ) -> tuple[Workbook, dict[str, dict[str, Any]]]:
@@ -471,6 +490,7 @@ def build(
         write_sheet(wb, t, scenarios, layout, reference, cached)
         if t.sheet == "Inputs":
             write_presets_sheet(wb, layout, table_rows)
+    _define_list_names(wb, templates, layout)
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     presentation.write_about_sheet(wb, scenarios, generated.date())
     summary_at = wb.sheetnames.index("Summary")

@@ -134,10 +134,22 @@ def _scatter(title: str, x_title: str, y_title: str) -> Any:
     return chart
 
 
-def _line_series(y: Any, x: Any, title: str, dashed: bool = False) -> Any:
+def _title_ref(layout: Layout, key: str, i: int) -> Any:
+    """A series title read from a scenario's cell (so renaming on Inputs renames it)."""
+    from openpyxl.chart.data_source import StrRef
+    from openpyxl.chart.series import SeriesLabel
+    from openpyxl.utils import get_column_letter, quote_sheetname
+
+    sheet, row = layout.cells[key]
+    col = get_column_letter(FIRST_SCENARIO_COL + i)
+    return SeriesLabel(strRef=StrRef(f=f"{quote_sheetname(sheet)}!${col}${row}"))
+
+
+def _line_series(y: Any, x: Any, title: Any, dashed: bool = False) -> Any:
     from openpyxl.chart import Series
 
-    s = Series(y, x, title=title)
+    s = Series(y, x)
+    s.tx = title
     s.smooth = False
     s.marker.symbol = "circle"
     s.marker.size = 5
@@ -155,12 +167,13 @@ def activation_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) ->
         "GB per GPU, no recomputation (log)",
     )
     seq_keys = [f"sweep_seq_{k}" for k in range(1, SWEEP_POINTS + 1)]
-    for i, s in enumerate(scenarios):
+    for i in range(len(scenarios)):
         x = _column_ref(wb, layout, "Sweeps", seq_keys, i)
-        for kind, label, dashed in (("flash", "FlashAttention", False), ("naive", "naive", True)):
+        for kind, dashed in (("flash", False), ("naive", True)):
             keys = [f"sweep_act_{kind}_gb_{k}" for k in range(1, SWEEP_POINTS + 1)]
             y = _column_ref(wb, layout, "Sweeps", keys, i)
-            chart.series.append(_line_series(y, x, f"{s.name}: {label}", dashed))
+            title = _title_ref(layout, f"sweep_series_{kind}", i)
+            chart.series.append(_line_series(y, x, title, dashed))
     return chart
 
 
@@ -172,12 +185,13 @@ def days_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) -> Any:
         "GPUs (log)",
         "days, single phase, same MFU (log)",
     )
-    gpu_keys = [f"sweep_gpus_{k}" for k in range(1, SWEEP_POINTS + 1)]
+    # GPU counts capped at the batch limit: the line stops where the batch runs out.
+    gpu_keys = [f"sweep_gpus_used_{k}" for k in range(1, SWEEP_POINTS + 1)]
     day_keys = [f"sweep_days_{k}" for k in range(1, SWEEP_POINTS + 1)]
-    for i, s in enumerate(scenarios):
+    for i in range(len(scenarios)):
         x = _column_ref(wb, layout, "Sweeps", gpu_keys, i)
         y = _column_ref(wb, layout, "Sweeps", day_keys, i)
-        chart.series.append(_line_series(y, x, s.name))
+        chart.series.append(_line_series(y, x, _title_ref(layout, "scenario_name", i)))
     return chart
 
 

@@ -36,6 +36,7 @@ SECTION_FILL = "D9E1F2"
 PASS_FILL = "C6EFCE"
 FAIL_FILL = "FFC7CE"
 WARN_FILL = "FFEB9C"
+FAIL_FONT_COLOR = "9C0006"
 
 # Wrapped explanations: characters per line in the words column, points per line.
 WORDS_CHARS_PER_LINE = 80

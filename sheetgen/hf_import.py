@@ -1,0 +1,301 @@
+"""Model presets from a Hugging Face ``config.json`` (read locally, no network).
+
+One reader per ``model_type`` maps the config's fields onto sheetgen's model
+fields (presets/README.md) so that the preset's ``params_total`` equals the
+number of parameters transformers creates for that config (its modelling code
+is the reference: which projections carry biases, how many norms a block has,
+whether the head is tied).  Conventions the readers rely on, per family:
+
+- Llama / Mistral / Mixtral / Qwen2: ``attention_bias`` puts biases on Q, K, V
+  (and, for Llama, on the output projection); Qwen2 always biases Q, K, V and
+  never O; ``mlp_bias`` (Llama) biases the three MLP matrices.
+- Phi-3 fuses Q/K/V and gate/up into single matrices: the same weight count.
+- Gemma / Gemma 2: GeGLU MLP, tied head, 2 (Gemma) or 4 (Gemma 2) RMSNorms per block.
+- DeepSeek-V2/V3: MLA; ``first_k_dense_replace`` dense layers, then MoE layers with
+  ``n_shared_experts`` always-on experts.  transformers keeps V3's
+  ``e_score_correction_bias`` as a buffer (not a parameter), so ``router_bias`` is 0.
+  Multi-token-prediction modules (``num_nextn_predict_layers``) are not part of
+  the model transformers builds and are excluded (the source says so).
+- GPT-2 / GPT-NeoX: LayerNorm, GeLU MLP, biases everywhere (NeoX: attention
+  biases follow ``attention_bias``); GPT-2 ties its head and learns positions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sheetgen.errors import SheetgenError
+
+Reader = Callable[[dict[str, Any], "_Fields"], dict[str, Any]]
+
+
+class _Fields:
+    """Typed access to config fields; a missing one is an error naming it."""
+
+    def __init__(self, doc: dict[str, Any], where: str) -> None:
+        self.doc, self.where = doc, where
+
+    def int(self, key: str, default: int | None = None) -> int:
+        v = self.doc.get(key, default)
+        if v is None:
+            raise SheetgenError(
+                f"{self.where}: {key}",
+                f"missing; model_type {self.doc.get('model_type')!r} needs it "
+                f"(supported model types: {', '.join(READERS)})",
+            )
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise SheetgenError(f"{self.where}: {key}", f"expected a whole number, got {v!r}")
+        return v
+
+    def flag(self, key: str, default: bool) -> int:
+        v = self.doc.get(key, default)
+        if v is None:
+            v = default
+        if not isinstance(v, bool):
+            raise SheetgenError(f"{self.where}: {key}", f"expected true or false, got {v!r}")
+        return int(v)
+
+    def head_dim(self) -> int:
+        if self.doc.get("head_dim") is not None:
+            return self.int("head_dim")
+        h, a = self.int("hidden_size"), self.int("num_attention_heads")
+        if h % a:
+            raise SheetgenError(
+                f"{self.where}: head_dim", f"missing and hidden_size {h} is not a multiple of {a}"
+            )
+        return h // a
+
+
+def _decoder(f: _Fields, tied_default: bool) -> dict[str, Any]:
+    """Fields every Llama-style decoder shares (RMSNorm, gated MLP, RoPE)."""
+    a = f.int("num_attention_heads")
+    return {
+        "n_layers": f.int("num_hidden_layers"),
+        "hidden_size": f.int("hidden_size"),
+        "n_heads": a,
+        "n_kv_heads": f.int("num_key_value_heads", a),
+        "head_dim": f.head_dim(),
+        "ffn_size": f.int("intermediate_size"),
+        "vocab_size": f.int("vocab_size"),
+        "tied_embeddings": f.flag("tie_word_embeddings", tied_default),
+        "norm": "rmsnorm",
+        "norms_per_layer": 2,
+        "mlp": "gated",
+    }
+
+
+def _llama(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    out = _decoder(f, False)
+    bias = f.flag("attention_bias", False)
+    out.update(qkv_bias=bias, out_bias=bias, mlp_bias=f.flag("mlp_bias", False))
+    return out
+
+
+def _mistral(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    return _decoder(f, False)
+
+
+def _mixtral(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    out = _decoder(f, False)
+    out.update(
+        n_experts=f.int("num_local_experts"),
+        experts_per_token=f.int("num_experts_per_tok"),
+        moe_ffn_size=f.int("intermediate_size"),
+    )
+    return out
+
+
+def _qwen2(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    out = _decoder(f, False)
+    out["qkv_bias"] = 1
+    return out
+
+
+def _phi3(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    return _decoder(f, False)
+
+
+def _gemma(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    out = _decoder(f, True)
+    out["qkv_bias"] = out["out_bias"] = f.flag("attention_bias", False)
+    return out
+
+
+def _gemma2(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    out = _gemma(doc, f)
+    out["norms_per_layer"] = 4
+    return out
+
+
+def _deepseek(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    if f.int("moe_layer_freq", 1) != 1:
+        raise SheetgenError(
+            f"{f.where}: moe_layer_freq",
+            f"{doc['moe_layer_freq']} (MoE every few layers) is not supported; accepted: 1",
+        )
+    a = f.int("num_attention_heads")
+    nope, rope = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim")
+    out = _decoder(f, False)
+    out.update(
+        n_kv_heads=a,  # MLA: every head has its own key and value (by convention)
+        head_dim=nope + rope,
+        qkv_bias=f.flag("attention_bias", False),
+        out_bias=f.flag("attention_bias", False),
+        n_experts=f.int("n_routed_experts"),
+        experts_per_token=f.int("num_experts_per_tok"),
+        n_shared_experts=f.int("n_shared_experts", 0),
+        moe_ffn_size=f.int("moe_intermediate_size"),
+        n_dense_layers=f.int("first_k_dense_replace", 0),
+        q_lora_rank=f.int("q_lora_rank", 0) if doc.get("q_lora_rank") is not None else 0,
+        kv_lora_rank=f.int("kv_lora_rank"),
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        v_head_dim=f.int("v_head_dim"),
+    )
+    return out
+
+
+def _gpt2(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    h = f.int("n_embd")
+    inner = doc.get("n_inner")
+    drop = any(float(doc.get(k, 0.1) or 0) > 0 for k in ("resid_pdrop", "embd_pdrop", "attn_pdrop"))
+    return {
+        "n_layers": f.int("n_layer"),
+        "hidden_size": h,
+        "n_heads": f.int("n_head"),
+        "ffn_size": f.int("n_inner") if inner is not None else 4 * h,
+        "vocab_size": f.int("vocab_size"),
+        "tied_embeddings": 1,
+        "pos_embeddings": f.int("n_positions"),
+        "qkv_bias": 1,
+        "out_bias": 1,
+        "mlp_bias": 1,
+        "norm": "layernorm",
+        "norms_per_layer": 2,
+        "mlp": "gelu",
+        "dropout": int(drop),
+    }
+
+
+def _gpt_neox(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
+    bias = f.flag("attention_bias", True)
+    drop = any(float(doc.get(k, 0) or 0) > 0 for k in ("hidden_dropout", "attention_dropout"))
+    return {
+        "n_layers": f.int("num_hidden_layers"),
+        "hidden_size": f.int("hidden_size"),
+        "n_heads": f.int("num_attention_heads"),
+        "ffn_size": f.int("intermediate_size"),
+        "vocab_size": f.int("vocab_size"),
+        "tied_embeddings": f.flag("tie_word_embeddings", False),
+        "qkv_bias": bias,
+        "out_bias": bias,
+        "mlp_bias": 1,
+        "norm": "layernorm",
+        "norms_per_layer": 2,
+        "mlp": "gelu",
+        "dropout": int(drop),
+    }
+
+
+READERS: dict[str, Reader] = {
+    "llama": _llama,
+    "mistral": _mistral,
+    "mixtral": _mixtral,
+    "qwen2": _qwen2,
+    "phi3": _phi3,
+    "gemma": _gemma,
+    "gemma2": _gemma2,
+    "deepseek_v2": _deepseek,
+    "deepseek_v3": _deepseek,
+    "gpt2": _gpt2,
+    "gpt_neox": _gpt_neox,
+}
+# Types that look supported but whose parameters sheetgen's model fields cannot express.
+NOT_EXPRESSIBLE = {
+    "qwen2_moe": "its shared expert has its own width and a sigmoid gate",
+    "qwen3": "it normalises queries and keys per head (q_norm, k_norm)",
+    "qwen3_moe": "it normalises queries and keys per head (q_norm, k_norm)",
+}
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SheetgenError(str(path), "config.json not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SheetgenError(str(path), f"cannot read: {e}") from None
+    except json.JSONDecodeError as e:
+        raise SheetgenError(str(path), f"not JSON: {e.msg} at line {e.lineno}") from None
+    if not isinstance(doc, dict):
+        raise SheetgenError(str(path), "expected a JSON object (a Hugging Face config.json)")
+    return doc
+
+
+def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, Any]:
+    """sheetgen model fields for a config.json document."""
+    model_type = doc.get("model_type")
+    supported = ", ".join(READERS)
+    if model_type in NOT_EXPRESSIBLE:
+        raise SheetgenError(
+            f"{where}: model_type",
+            f"{model_type!r} is not supported: {NOT_EXPRESSIBLE[model_type]}; "
+            f"supported: {supported}",
+        )
+    if model_type not in READERS:
+        shown = "missing" if model_type is None else f"{str(model_type)[:40]!r} is not supported"
+        raise SheetgenError(f"{where}: model_type", f"{shown}; supported: {supported}")
+    return READERS[model_type](doc, _Fields(doc, where))
+
+
+def preset_document(
+    doc: dict[str, Any], preset_id: str, source_path: str, where: str = "config.json"
+) -> dict[str, Any]:
+    """A model preset document (as presets/models/*.yaml) for a config.json document."""
+    from sheetgen.reference.params import params
+    from sheetgen.scenario import MODEL_INT_FIELDS, make_model
+
+    arch = architecture(doc, where)
+    model = make_model({**arch, "id": preset_id}, where=where)
+    total = int(params(model)["params_total"])
+    names = doc.get("architectures") or [doc["model_type"]]
+    notes = [
+        f"Imported by `sheetgen presets import` from {source_path} "
+        f"(model_type {doc['model_type']}, {names[0]}); "
+        f"sheetgen counts {total:,} parameters, as transformers builds the model."
+    ]
+    mtp = doc.get("num_nextn_predict_layers") or 0
+    if mtp:
+        notes.append(f"The {mtp} multi-token-prediction module(s) are excluded.")
+    if doc["model_type"] == "deepseek_v3":
+        notes.append("e_score_correction_bias is a buffer in transformers, not counted.")
+    ordered: dict[str, Any] = {k: getattr(model, k) for k in MODEL_INT_FIELDS}
+    ordered["norm"], ordered["mlp"] = model.norm, model.mlp
+    return {
+        "id": preset_id,
+        "name": str(doc.get("_name_or_path") or preset_id),
+        "source": " ".join(notes),
+        "architecture": ordered,
+    }
+
+
+def import_config(path: str | Path, preset_id: str | None = None) -> tuple[str, str]:
+    """(preset id, YAML text) of the model preset for the config.json at ``path``."""
+    import yaml
+
+    path = Path(path)
+    doc = read_config(path)
+    if preset_id is None:
+        stem = path.parent.name if path.name == "config.json" else path.stem
+        preset_id = stem.lower().replace("_", "-") or "imported"
+    text = yaml.safe_dump(
+        preset_document(doc, preset_id, str(path), where=str(path)),
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+    )
+    return preset_id, text

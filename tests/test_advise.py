@@ -1,0 +1,201 @@
+"""`sheetgen advise`: the layout search ranks with the reference engine's numbers,
+writes plans that fit, and beats hand-written layouts for the same inputs."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import fields, replace
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from helpers import build_matrix, libreoffice_values, mismatches, same
+
+from sheetgen.advise import Goal, _with_layout, layouts, search, usable_plan
+from sheetgen.cli import main
+from sheetgen.reference import compute
+from sheetgen.scenario import RUN_DEFAULTS, Run
+from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+
+BASE = {"model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "2T"}
+# Layouts a planner would try by hand for Llama 3 70B on 64 H100s (Megatron-style).
+HAND_WRITTEN = [
+    {"tp": 8, "pp": 1, "zero_stage": 1, "recompute": "selective", "sequence_parallel": 1},
+    {"tp": 8, "pp": 2, "zero_stage": 1, "recompute": "selective", "sequence_parallel": 1},
+    {"tp": 8, "pp": 4, "zero_stage": 1, "recompute": "selective"},
+    {"tp": 4, "pp": 4, "zero_stage": 1, "recompute": "full"},
+    {"tp": 8, "pp": 4, "pp_virtual_stages": 2, "zero_stage": 1, "recompute": "selective"},
+    {"tp": 8, "pp": 8, "zero_stage": 0, "recompute": "selective", "sequence_parallel": 1},
+    {"tp": 1, "pp": 1, "zero_stage": 3, "recompute": "full"},
+    {"tp": 2, "pp": 1, "zero_stage": 3, "recompute": "selective", "cp": 2},
+]
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> tuple[Path, float, str]:
+    folder = tmp_path_factory.mktemp("advise")
+    plans = folder / "plans.yaml"
+    start = time.perf_counter()
+    result = run(
+        "advise", "--model", "llama3-70b", "--hardware", "h100-sxm", "--gpus", "64",
+        "--tokens", "2T", "--write", str(plans),
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    assert result.exit_code == 0, result.output
+    return plans, seconds, result.output
+
+
+def test_written_plans_fit_on_64_gpus(written) -> None:
+    plans, seconds, output = written
+    assert seconds < 30, f"advise took {seconds:.1f}s"
+    scenarios = load_scenarios(plans)
+    assert len(scenarios) == 5
+    for s in scenarios:
+        v = compute(s)
+        assert s.run.n_gpus == 64 and v["n_gpus_layout"] == 64, s.name
+        assert v["fits_per_gpu"] == 1 and v["checks_ok"] == 1, s.name
+        assert v.get("plan_ok", 1) == 1 and usable_plan(v), s.name
+    assert "rejected:" in output and "does not fit" in output and "divisibility" in output
+
+
+def test_top_plan_beats_every_hand_written_layout(written) -> None:
+    top = compute(load_scenarios(written[0])[0])
+    tried = 0
+    for layout in HAND_WRITTEN:
+        v = compute(scenario_from_dict({**BASE, **layout}))
+        if not usable_plan(v):
+            continue
+        tried += 1
+        assert top["train_days_wall_layout"] <= v["train_days_wall_layout"] * (1 + 1e-12), (
+            f"hand-written {layout}: {v['train_days_wall_layout']:.3f} d beats the advised "
+            f"{top['train_days_wall_layout']:.3f} d"
+        )
+    assert tried >= 4, "too few hand-written layouts fit to compare with"
+
+
+def test_ranked_by_days_then_cost_and_counts_add_up() -> None:
+    base = scenario_from_dict(BASE)
+    result = search(base, Goal(gpus=64), top=8)
+    days = [p.days for p in result.plans]
+    assert days == sorted(days)
+    assert result.candidates == result.fitting + sum(result.rejected.values())
+    assert result.rejected["does not fit"] > 0 and result.rejected["divisibility"] > 0
+
+
+def test_fast_path_equals_the_full_reference() -> None:
+    """The search's cached evaluation is the reference's Parallelism sheet, key for key."""
+    from sheetgen.reference.parallelism import parallelism
+
+    base = scenario_from_dict({**BASE, "model": "mixtral-8x7b"})
+    cands = list(layouts(base, 64, Counter()))
+    kwargs = {f.name: getattr(base.run, f.name) for f in fields(Run) if f.init}
+    random.seed(13)
+    for lay in random.sample(cands, 40):
+        s = _with_layout(base, kwargs, lay)
+        derived = RUN_DEFAULTS["pp_microbatches"]
+        assert s.run == replace(base.run, pp_microbatches=derived, **lay), lay
+        full = compute(s)
+        for key, value in parallelism(s).items():
+            assert same(value, full[key]), f"{lay}: {key} {value} vs {full[key]}"
+    # Every candidate is a layout the scenario validation itself accepts.
+    assert all(c["n_gpus"] == c["dp"] * c["tp"] * c["pp"] * c["cp"] for c in cands)
+
+
+def test_moe_uses_expert_parallelism() -> None:
+    base = scenario_from_dict({**BASE, "model": "mixtral-8x7b"})
+    result = search(base, Goal(gpus=64), top=3)
+    assert result.plans
+    eps = {lay["ep"] for lay in layouts(base, 64, Counter())}
+    assert eps >= {1, 2, 4, 8}
+    for p in result.plans:
+        assert 8 % p.scenario.run.ep == 0 and p.values["chk_ep_divides_experts"] == 1
+
+
+def test_deadline_and_budget() -> None:
+    base = scenario_from_dict({**BASE, "model": "llama3-8b", "train_tokens": "1T"})
+    by_deadline = search(base, Goal(deadline_days=30, max_gpus=512), top=4)
+    assert by_deadline.plans
+    costs = [p.cost for p in by_deadline.plans]
+    assert all(p.days <= 30 for p in by_deadline.plans) and costs == sorted(costs)
+    by_budget = search(base, Goal(budget_usd=400_000, max_gpus=512), top=4)
+    assert by_budget.plans and all(p.cost <= 400_000 for p in by_budget.plans)
+    assert [p.days for p in by_budget.plans] == sorted(p.days for p in by_budget.plans)
+    assert by_budget.rejected["misses the goal"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["--gpus", "64", "--tp", "2"], "--tp: advise chooses the layout"),
+        ([], "give exactly one of --gpus, --deadline, --budget; got none"),
+        (["--gpus", "64", "--deadline", "30"], "got --gpus, --deadline"),
+        (["--deadline", "-3"], "--deadline: must be > 0"),
+        (["--gpus", "64", "--top", "0"], "--top: must be >= 1"),
+        (["--gpus", "3"], "no layout fits"),
+    ],
+)
+def test_bad_advise_input_ends_in_one_line(args: list[str], expect: str) -> None:
+    result = run("advise", "--model", "llama3-70b", "--hardware", "h100-sxm", *args)
+    assert result.exit_code == 2
+    err = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(err) == 1 and expect in err[0], result.output
+
+
+def test_write_never_overwrites(tmp_path: Path) -> None:
+    target = tmp_path / "plans.yaml"
+    target.write_text("mine\n")
+    result = run(
+        "advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--gpus", "8",
+        "--write", str(target),
+    )  # fmt: skip
+    assert result.exit_code == 2 and "--force" in result.output
+    assert target.read_text() == "mine\n"
+    forced = run(
+        "advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--gpus", "8",
+        "--write", str(target), "--force", "--top", "2", "--format", "json",
+    )  # fmt: skip
+    assert forced.exit_code == 0
+    assert len(yaml.safe_load(target.read_text())["scenarios"]) == 2
+    out = forced.output  # the summary line goes to stderr, which CliRunner may mix in
+    rows = json.loads(out[out.index("[") : out.rindex("]") + 1])
+    assert [r["rank"] for r in rows] == [1, 2] and rows[0]["gpus"] == 8
+
+
+def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
+    from sheetgen import cli
+
+    clock = iter([0.0, 0.5, 1.5, 1.6, 2.0, 2.1])
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    show = cli._progress_bar()
+    show(10, 100)  # 0.5 s: nothing yet
+    assert capsys.readouterr().err == ""
+    show(50, 100)  # 1.5 s: shown
+    show(60, 100)  # 1.6 s: too soon after the last update
+    show(70, 100)  # 2.0 s
+    show(100, 100)  # the end is always shown
+    err = capsys.readouterr().err
+    assert "50/100 layouts" in err and "60/100" not in err and "70/100 layouts" in err
+    assert "100/100 layouts" in err and err.endswith("\n")
+
+
+def test_advised_plans_recalculate_in_libreoffice(tmp_path: Path) -> None:
+    """The plans' workbooks (new keys train_days_wall_layout, cost_usd_layout included)
+    equal the reference in LibreOffice: dense with cp / sp / ZeRO, and MoE with ep."""
+    items = []
+    for model, top in (("llama3-70b", 2), ("mixtral-8x7b", 2)):
+        base = scenario_from_dict({**BASE, "model": model})
+        for i, plan in enumerate(search(base, Goal(gpus=64), top=top).plans):
+            item = {"name": f"{model} #{i + 1}", "model": model, "hardware": "h100-sxm",
+                    "train_tokens": "2T", **plan.layout()}  # fmt: skip
+            items.append(item)
+    path, scenarios, reference = build_matrix(tmp_path, items, "advised")
+    problems = mismatches(libreoffice_values(path), reference)
+    assert not problems, "\n".join(problems[:20])

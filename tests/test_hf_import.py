@@ -1,0 +1,168 @@
+"""`sheetgen presets import`: real Hugging Face config.json files give the parameter
+counts transformers creates for them (recorded in tests/fixtures/hf_configs/counts.json,
+and recounted live where transformers is importable)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sheetgen.cli import main
+from sheetgen.hf_import import architecture, read_config
+from sheetgen.reference.params import params
+from sheetgen.scenario import make_model
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"
+RECORDED = json.loads((FIXTURES / "counts.json").read_text())
+REFUSED = {"mamba-130m"}
+SUPPORTED = sorted(set(RECORDED["counts"]) - REFUSED)
+
+# Small configs constructed for this test (not real models): each exercises a
+# branch the real fixtures do not (biases, tied or untied heads, head_dim != h/a,
+# MLA without a query latent, GPT-NeoX, n_inner).  Compared live with transformers only.
+VARIANTS = {
+    "llama-biases": {
+        "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 48, "vocab_size": 1000, "attention_bias": True, "mlp_bias": True,
+    },
+    "qwen2-untied": {
+        "model_type": "qwen2", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "vocab_size": 1000, "tie_word_embeddings": False,
+    },
+    "gemma": {
+        "model_type": "gemma", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 1,
+        "head_dim": 96, "vocab_size": 1000,
+    },
+    "gpt-neox": {
+        "model_type": "gpt_neox", "hidden_size": 256, "intermediate_size": 1024,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000,
+    },
+    "gpt-neox-tied-no-bias": {
+        "model_type": "gpt_neox", "hidden_size": 256, "intermediate_size": 1024,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000,
+        "attention_bias": False, "tie_word_embeddings": True,
+    },
+    "deepseek-v2-no-q-latent": {
+        "model_type": "deepseek_v2", "hidden_size": 256, "intermediate_size": 512,
+        "moe_intermediate_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+        "num_key_value_heads": 4, "vocab_size": 1000, "q_lora_rank": None,
+        "kv_lora_rank": 64, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
+        "n_routed_experts": 8, "n_shared_experts": 2, "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1, "topk_method": "greedy", "n_group": 1, "topk_group": 1,
+    },
+    "mistral-head-dim": {
+        "model_type": "mistral", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 64, "vocab_size": 1000,
+    },
+    "gpt2-n-inner": {
+        "model_type": "gpt2", "n_embd": 128, "n_inner": 300, "n_layer": 2, "n_head": 4,
+        "n_positions": 64, "vocab_size": 1000, "bos_token_id": 0, "eos_token_id": 0,
+    },
+}  # fmt: skip
+
+
+def imported_total(doc: dict) -> int:
+    return int(params(make_model(architecture(doc), "imported"))["params_total"])
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_import_gives_the_recorded_transformers_count(name: str) -> None:
+    expected = RECORDED["counts"][name]
+    got = imported_total(read_config(FIXTURES / f"{name}.json"))
+    assert got == expected, (
+        f"{name}: sheetgen {got:,} vs transformers {RECORDED['transformers']} {expected:,} "
+        f"(off by {got - expected:+,})"
+    )
+
+
+def test_fixtures_cover_the_issue_list() -> None:
+    need = {"llama3-8b", "llama3.2-1b", "qwen2.5-0.5b", "phi3-mini-4k", "mixtral-8x7b",
+            "gemma2-27b", "deepseek-v3", "gpt2", "mamba-130m"}  # fmt: skip
+    assert need <= set(RECORDED["counts"]), sorted(need - set(RECORDED["counts"]))
+    assert RECORDED["counts"]["llama3-8b"] == 8_030_261_248  # the safetensors index
+
+
+def _transformers_count(doc: dict) -> int:
+    torch = pytest.importorskip("torch", reason="torch not installed (optional, not a test dep)")
+    transformers = pytest.importorskip(
+        "transformers", reason="transformers not installed (optional, not a test dependency)"
+    )
+    doc = {k: v for k, v in doc.items() if k not in ("auto_map", "quantization_config")}
+    cfg = transformers.AutoConfig.for_model(doc.pop("model_type"), **doc)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(cfg)
+    return sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("name", [*SUPPORTED, *VARIANTS])
+def test_import_equals_live_transformers_count(name: str) -> None:
+    doc = VARIANTS.get(name) or read_config(FIXTURES / f"{name}.json")
+    expected = _transformers_count(dict(doc))
+    got = imported_total(doc)
+    assert got == expected, f"{name}: sheetgen {got:,} vs transformers {expected:,}"
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_mamba_is_refused_in_one_line() -> None:
+    result = run("presets", "import", str(FIXTURES / "mamba-130m.json"))
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert "\n" not in line
+    assert "model_type" in line and "'mamba'" in line and "llama" in line and "gpt_neox" in line
+
+
+@pytest.mark.parametrize(
+    ("doc", "expect"),
+    [
+        ({"model_type": "llama", "hidden_size": 64}, "num_attention_heads: missing"),
+        ({"hidden_size": 64}, "model_type: missing; supported: llama"),
+        ({"model_type": "qwen3"}, "q_norm"),
+        (
+            {**VARIANTS["qwen2-untied"], "num_hidden_layers": "2"},
+            "num_hidden_layers: expected a whole number, got '2'",
+        ),
+        ({**VARIANTS["qwen2-untied"], "tie_word_embeddings": "no"}, "expected true or false"),
+    ],
+)
+def test_bad_configs_end_in_one_line(tmp_path: Path, doc: dict, expect: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(doc))
+    result = run("presets", "import", str(path))
+    assert result.exit_code == 2
+    assert "\n" not in result.output.strip() and expect in result.output, result.output
+
+
+def test_not_json_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json")
+    assert "not JSON" in run("presets", "import", str(bad)).output
+    missing = run("presets", "import", str(tmp_path / "nope.json"))
+    assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_import_writes_a_preset_that_loads(tmp_path: Path) -> None:
+    team = tmp_path / "team"
+    (team / "models").mkdir(parents=True)
+    cfg = FIXTURES / "deepseek-v3.json"
+    result = run("presets", "import", str(cfg), "--id", "dsv3", "-o", str(team / "models"))
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load((team / "models" / "dsv3.yaml").read_text())
+    assert doc["id"] == "dsv3" and "multi-token-prediction" in doc["source"]
+    again = run("presets", "import", str(cfg), "--id", "dsv3", "-o", str(team / "models"))
+    assert again.exit_code == 2 and "--force" in again.output
+    listing = run("presets", "models", "--presets", str(team), "--format", "json")
+    rows = {r["id"]: r for r in json.loads(listing.output)}
+    assert rows["dsv3"]["params_total"] == RECORDED["counts"]["deepseek-v3"]
+    assert rows["dsv3"]["origin"] == str(team)
+    assert rows["llama3-8b"]["origin"] == "shipped"
