@@ -7,7 +7,8 @@ The package is split so that each piece of math lives in one place:
 * ``sheetgen.reference`` the independent Python implementation of the math
 * ``templates/``         the same math as spreadsheet formulas, one YAML per sheet
 * ``sheetgen.workbook``  turns templates + scenarios into an .xlsx
-* ``sheetgen.recalc``    recalculates a workbook in LibreOffice or ``formulas``
+* ``sheetgen.engines``   recalculates a workbook: LibreOffice, Gnumeric, pycel, formulas
+  (``sheetgen.recalc`` re-exports them)
 """
 
 __version__ = "0.1.0"

@@ -139,12 +139,10 @@ def file_layout(wb: Any, n_scenarios: int):
 
 
 def recalculated_values(path: Path, engine: str, timeout: float) -> dict:
-    from sheetgen.recalc import RecalcError, recalc_formulas, values_libreoffice
+    from sheetgen.recalc import RecalcError, recalculate
 
     try:
-        if engine == "formulas":
-            return recalc_formulas(path)
-        return values_libreoffice(path, timeout=timeout)
+        return recalculate(path, engine, timeout=timeout)
     except RecalcError as e:
         raise SheetgenError("--engine", f"{engine} could not recalculate {path}: {e}") from None
 

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from sheetgen import __version__
+from sheetgen.engines import ENGINES
 from sheetgen.errors import SheetgenError
 
 # One-scenario flags, one per run setting (RUN_FIELDS): --seq-len sets seq_len.
@@ -94,15 +95,54 @@ def write_text_file(out: Path, text: str, force: bool, field: str = "--output") 
 
 
 def handle_errors(fn: Callable) -> Callable:
+    """One line and exit 2 for bad input; one line and 128 + n for SIGTERM / SIGHUP
+    (raised as Interrupted so that engines and writers clean up on the way out)."""
+
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from sheetgen.interrupt import Interrupted, signals_unwind
+
         try:
-            return fn(*args, **kwargs)
+            with signals_unwind():
+                return fn(*args, **kwargs)
         except SheetgenError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
+        except Interrupted as e:
+            click.echo(f"error: stopped by {e.name}; temporary files removed", err=True)
+            sys.exit(e.exit_code)
 
     return wrapper
+
+
+DEFAULT_TIMEOUT_S = 180.0
+
+
+def timeout_option(fn: Callable) -> Callable:
+    """``--timeout SECONDS`` for the commands that run LibreOffice or Gnumeric."""
+    return click.option(
+        "--timeout",
+        "timeout",
+        default=None,
+        metavar="SECONDS",
+        help=f"seconds LibreOffice (or Gnumeric) may take, > 0 (default {DEFAULT_TIMEOUT_S:g})",
+    )(fn)
+
+
+def parse_timeout(value: str | None) -> float:
+    """The ``--timeout`` value: a finite number of seconds > 0."""
+    import math
+
+    if value is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise SheetgenError("--timeout", f"must be a number of seconds > 0, got {shown!r}")
+    return seconds
 
 
 def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> list:
@@ -349,11 +389,13 @@ def _pdf_target(path: Path, force: bool) -> None:
         raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
 
 
-def _write_pdf(workbook: Path, target: Path, sheets: tuple[str, ...]) -> Path:
+def _write_pdf(
+    workbook: Path, target: Path, sheets: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT_S
+) -> Path:
     from sheetgen.recalc import RecalcError, export_pdf
 
     try:
-        return export_pdf(workbook, target, sheets=sheets)
+        return export_pdf(workbook, target, sheets=sheets, timeout=timeout)
     except RecalcError as e:
         raise SheetgenError("pdf", str(e).splitlines()[0]) from None
 
@@ -375,48 +417,45 @@ def _write_pdf(workbook: Path, target: Path, sheets: tuple[str, ...]) -> Path:
     help="sheet to print, repeatable, in workbook order (default: Summary)",
 )
 @click.option("--force", is_flag=True, help="overwrite an existing file")
+@timeout_option
 @presets_option
 @handle_errors
-def pdf_cmd(workbook: str, output: str | None, sheets: tuple[str, ...], force: bool) -> None:
+def pdf_cmd(
+    workbook: str, output: str | None, sheets: tuple[str, ...], force: bool, timeout: str | None
+) -> None:
     """Print sheets of a workbook (default: the Summary) to PDF through LibreOffice.
 
     The workbook is recalculated first, so edits made in a spreadsheet show.
     """
     from sheetgen.workbook_io import check_xlsx
 
+    seconds = parse_timeout(timeout)
     src = check_xlsx(workbook)
     target = Path(output) if output else src.with_suffix(".pdf")
     _pdf_target(target, force)
-    click.echo(f"wrote {_write_pdf(src, target, sheets or ('Summary',))}")
+    click.echo(f"wrote {_write_pdf(src, target, sheets or ('Summary',), seconds)}")
 
 
 @main.command("check")
 @click.argument("workbook", type=click.Path(dir_okay=False))
 @click.option(
-    "--engine", type=click.Choice(["libreoffice", "formulas"]), default="libreoffice",
+    "--engine", type=click.Choice(ENGINES), default="libreoffice",
     help="spreadsheet engine that recalculates the file",
 )  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-@click.option(
-    "--timeout", type=click.FloatRange(min=0, min_open=True, max=86_400), default=180.0,
-    help="seconds LibreOffice may take (more than 0, at most a day)",
-)  # fmt: skip
+@timeout_option
 @presets_option
 @handle_errors
-def check_cmd(workbook: str, engine: str, fmt: str, timeout: float) -> None:
+def check_cmd(workbook: str, engine: str, fmt: str, timeout: str | None) -> None:
     """Recalculate WORKBOOK and compare every cell with the reference for its own inputs.
 
     Exit 0 when everything agrees, 1 when problems were found, 2 when the file
     cannot be read.  The file is never modified.
     """
-    import math
 
     from sheetgen.check import check_workbook, render_report
 
-    if not math.isfinite(timeout):
-        raise SheetgenError("--timeout", f"must be a number of seconds, got {timeout!r}")
-
-    report = check_workbook(Path(workbook), engine=engine, timeout=timeout)
+    report = check_workbook(Path(workbook), engine=engine, timeout=parse_timeout(timeout))
     click.echo(render_report(report, fmt))
     sys.exit(1 if report.problems else 0)
 

@@ -21,6 +21,7 @@ import datetime as dt
 import math
 import re
 from dataclasses import dataclass, fields, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from sheetgen.errors import SheetgenError, short
@@ -140,7 +141,10 @@ HARDWARE_FIELDS = (
     "tdp_w",
     "intra_node_gb_per_s",
     "inter_node_gb_per_s",
+    "host_gb_per_s",
 )
+# Hardware fields that may be 0 (meaning "none" or "not published").
+HARDWARE_ZERO_OK = ("peak_fp8_tflops", "tdp_w", "host_gb_per_s")
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,8 @@ class Hardware:
 
     Link bandwidths are GB/s per GPU in one direction: ``intra_node_gb_per_s``
     inside a node (NVLink, Infinity Fabric, PCIe, TPU ICI), ``inter_node_gb_per_s``
-    between nodes (the GPU's share of the node's network adapters, TPU DCN).
+    between nodes (the GPU's share of the node's network adapters, TPU DCN);
+    ``host_gb_per_s`` between the GPU and host memory (its PCIe link; 0 = not published).
     """
 
     id: str
@@ -161,6 +166,7 @@ class Hardware:
     tdp_w: float
     intra_node_gb_per_s: float
     inter_node_gb_per_s: float
+    host_gb_per_s: float = 0.0
     sources: tuple[tuple[str, str], ...] = ()
 
 
@@ -176,6 +182,9 @@ class Recipe:
     master_bytes: float
     optimizer_bytes: float
     act_bytes: float
+    frameworks: str = ""
+    # Not a Presets-table column (the row's source cell holds it): not compared.
+    source: str = dataclass_field(default="", compare=False)
 
 
 # ---------------------------------------------------------------------------
@@ -188,7 +197,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
         "bf16-adam-fp32-grads",
         "fp32-sgd-momentum",
         "bf16-inference",
+        "megatron-bf16",
+        "fsdp-bf16",
+        "bf16-adam-8bit",
+        "fp8-te",
     ),
+    "act_profile": ("formula", "hf-eager", "megatron-te"),
     "attention": ("flash", "naive"),
     "recompute": ("none", "selective", "full"),
     "peak_dtype": ("bf16", "fp8"),
@@ -396,13 +410,59 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "exposed communication; a planning assumption (large BF16 GEMMs reach roughly "
         "0.6-0.8 of dense peak), replace with your kernel benchmarks",
     ),
+    # Framework memory (issue 12): activation profiles, offload, ZeRO-3 buffers,
+    # inference prefill peak, paged KV cache and tensor-parallel all-reduces.
+    "act_profile": (
+        "choice",
+        "formula",
+        "which tensors a layer keeps for backward: formula (seed 000 / Korthikanti et al. "
+        "2022), hf-eager (Hugging Face transformers Llama, eager PyTorch: FP32 norm inputs, "
+        "attention log-sum-exp, FP32 final norm), megatron-te (Megatron-LM with Transformer "
+        "Engine: fused norms keep FP32 statistics, fused SwiGLU keeps its input only)",
+    ),
+    "offload_optimizer": (
+        "int",
+        0,
+        "1: gradients, FP32 master weights and optimizer states live in host memory and the "
+        "optimizer steps on the CPU (ZeRO-Offload, Ren et al. 2021; FSDP CPUOffload)",
+    ),
+    "offload_params": (
+        "int",
+        0,
+        "1: the (sharded) weights live in host memory and are fetched over PCIe for each "
+        "forward and backward (ZeRO-Infinity, Rajbhandari et al. 2021; FSDP CPUOffload)",
+    ),
+    "host_buffer_factor": (
+        "float",
+        1.5,
+        "host memory per offloaded byte, pinned staging buffers included (DeepSpeed's "
+        "estimators: additional_buffer_factor = 1.5)",
+    ),
+    "kv_block_tokens": (
+        "int",
+        16,
+        "inference: tokens per paged KV-cache block; each sequence's cache is rounded up to "
+        "whole blocks (vLLM's default block size 16, Kwon et al. 2023)",
+    ),
+    "inf_collective_latency_s": (
+        "float",
+        0.00001,
+        "inference: fixed latency of one tensor-parallel all-reduce, seconds (illustrative "
+        "10 us, the order of NCCL small-message all-reduce latency inside an NVLink node; "
+        "replace with nccl-tests all_reduce_perf on your system)",
+    ),
 }
 # Whole-number settings whose accepted range is not ">= 1".
 INT_RANGES: dict[str, tuple[int, int | None]] = {
     "zero_stage": (0, 3),
     "sequence_parallel": (0, 1),
     "pp_microbatches": (0, None),
+    "offload_optimizer": (0, 1),
+    "offload_params": (0, 1),
 }
+# 0/1 settings: YAML true/false (and the words true/false, yes/no) are accepted too.
+FLAG_FIELDS = frozenset({"sequence_parallel", "offload_optimizer", "offload_params"})
+_FLAG_WORDS = {"true": 1, "false": 0, "yes": 1, "no": 0, "on": 1, "off": 0}
 RUN_DEFAULTS = {k: v[1] for k, v in RUN_FIELDS.items()}
 # Run settings that may be 0 (meaning "free" or "not given"); other numbers must be > 0.
 NONNEGATIVE_FIELDS = frozenset(
@@ -416,6 +476,7 @@ NONNEGATIVE_FIELDS = frozenset(
         "measured_peak_mem",
         "quant_scale_bytes",
         "inf_overhead_bytes",
+        "inf_collective_latency_s",
     }
 )
 
@@ -481,6 +542,12 @@ class Run:
     gpus_per_node: int = RUN_DEFAULTS["gpus_per_node"]
     mem_headroom: float = RUN_DEFAULTS["mem_headroom"]
     compute_efficiency: float = RUN_DEFAULTS["compute_efficiency"]
+    act_profile: str = RUN_DEFAULTS["act_profile"]
+    offload_optimizer: int = RUN_DEFAULTS["offload_optimizer"]
+    offload_params: int = RUN_DEFAULTS["offload_params"]
+    host_buffer_factor: float = RUN_DEFAULTS["host_buffer_factor"]
+    kv_block_tokens: int = RUN_DEFAULTS["kv_block_tokens"]
+    inf_collective_latency_s: float = RUN_DEFAULTS["inf_collective_latency_s"]
 
     price_per_gpu_hour_reserved: float = RUN_DEFAULTS["price_per_gpu_hour_reserved"]
     price_basis: str = RUN_DEFAULTS["price_basis"]
@@ -635,6 +702,11 @@ def _run_value(key: str, value: Any) -> Any:
     if kind == "date":
         return parse_date(value, key)
     if kind == "int":
+        if key in FLAG_FIELDS:
+            if isinstance(value, bool):
+                value = int(value)
+            elif isinstance(value, str) and value.strip().lower() in _FLAG_WORDS:
+                value = _FLAG_WORDS[value.strip().lower()]
         n = parse_count(value, key)
         low, high = INT_RANGES.get(key, (1, None))
         if n < low or (high is not None and n > high):
@@ -657,6 +729,9 @@ def _run_value(key: str, value: Any) -> Any:
             raise SheetgenError(key, f"must be a share in [0, 1), got {short(value)}")
         check_run_limit(key, number, value)
         return number
+    if key in ("pue", "host_buffer_factor") and number < 1:
+        what = "facility power / IT power" if key == "pue" else "host bytes per offloaded byte"
+        raise SheetgenError(key, f"must be >= 1 ({what}), got {value!r}")
     if key == "pue" and number < 1:
         raise SheetgenError(key, f"must be >= 1 (facility power / IT power), got {short(value)}")
     if key in NONNEGATIVE_FIELDS and number < 0:
@@ -854,12 +929,14 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
             )
     values: dict[str, Any] = {}
     for key in HARDWARE_FIELDS:
+        if key not in spec and key == "host_gb_per_s":
+            continue  # optional: 0 = not published (offload time then not estimated)
         if key not in spec:
             raise SheetgenError(f"{where}.{key}", "missing; hardware needs it")
         v = parse_number(spec[key], f"{where}.{key}")
-        low_ok = v >= 0 if key in ("peak_fp8_tflops", "tdp_w") else v > 0
+        low_ok = v >= 0 if key in HARDWARE_ZERO_OK else v > 0
         if not low_ok:
-            rule = ">= 0" if key in ("peak_fp8_tflops", "tdp_w") else "> 0"
+            rule = ">= 0" if key in HARDWARE_ZERO_OK else "> 0"
             raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {short(spec[key])}")
         check_range(f"{where}.{key}", v, 0, *HARDWARE_LIMITS[key], spec[key])
         values[key] = v

@@ -56,6 +56,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "tdp_w": hw.tdp_w,
                     "intra_node_gb_s": hw.intra_node_gb_per_s,
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
+                    "host_gb_s": hw.host_gb_per_s,
                     "price_per_gpu_hour": prices.get(hid, {}).get("price_per_gpu_hour", ""),
                     "as_of": docs.get(hid, {}).get("as_of", ""),
                     "origin": origin[hid],
@@ -73,7 +74,8 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "master": r.master_bytes,
                     "optimizer": r.optimizer_bytes,
                     "activation_bytes": r.act_bytes,
-                    "source": presets.table_sources()["recipes"],
+                    "frameworks": r.frameworks,
+                    "source": r.source or presets.table_sources()["recipes"],
                 }
             )
     return pd.DataFrame(rows)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sheetgen.recalc import libreoffice_available
+from sheetgen.recalc import gnumeric_available, libreoffice_available
 
 
 def require_libreoffice() -> None:
@@ -22,3 +22,18 @@ def require_libreoffice() -> None:
 def lo() -> None:
     """Use in a test that needs LibreOffice headless."""
     require_libreoffice()
+
+
+def require_gnumeric() -> None:
+    """Skip the calling test when Gnumeric's ssconvert is absent, or fail if CI requires it."""
+    if gnumeric_available():
+        return
+    if os.environ.get("SHEETGEN_REQUIRE_LIBREOFFICE") == "1":
+        pytest.fail("Gnumeric (ssconvert) not found but SHEETGEN_REQUIRE_LIBREOFFICE=1")
+    pytest.skip("Gnumeric (ssconvert) not found; install gnumeric, or set SHEETGEN_SSCONVERT")
+
+
+@pytest.fixture
+def gnumeric() -> None:
+    """Use in a test that needs Gnumeric's ssconvert."""
+    require_gnumeric()

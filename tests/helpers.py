@@ -81,6 +81,16 @@ def libreoffice_values(path):
     return values_libreoffice(path, timeout=240)
 
 
+def gnumeric_values(path):
+    """Gnumeric-recalculated values of ``path``; skips (or fails in CI) without ssconvert."""
+    from conftest import require_gnumeric
+
+    from sheetgen.recalc import values_gnumeric
+
+    require_gnumeric()
+    return values_gnumeric(path, timeout=240)
+
+
 def calc(name: str, **settings: Any) -> dict[str, Any]:
     """Every reference key of one scenario (hardware defaults to h100-sxm);
     ``_scenario`` names the scenario in assertion messages."""

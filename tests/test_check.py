@@ -20,7 +20,10 @@ from sheetgen.scenario_file import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook_io import scenarios_from_workbook
 
-ENGINES = ["libreoffice", "formulas"]
+ENGINES = ["libreoffice", "pycel"]
+# The in-process engine for the tests that need one engine only (the fast one; formulas
+# and Gnumeric check an untouched workbook in test_untouched_workbook_passes).
+IN_PROCESS = "pycel"
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +54,10 @@ def engine_ready(engine: str) -> None:
         from conftest import require_libreoffice
 
         require_libreoffice()
+    if engine == "gnumeric":
+        from conftest import require_gnumeric
+
+        require_gnumeric()
 
 
 def keyed_cells(n_scenarios: int) -> int:
@@ -64,7 +71,7 @@ def kinds(report, key: str | None = None) -> set[str]:
     return {f.kind for f in report.problems if key is None or f.key == key}
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", [*ENGINES, "gnumeric"])
 def test_untouched_workbook_passes(book: Path, engine: str) -> None:
     engine_ready(engine)
     before = hashlib.sha256(book.read_bytes()).hexdigest()
@@ -84,6 +91,22 @@ def test_untouched_workbook_passes(book: Path, engine: str) -> None:
     }
     assert {(f.key, f.scenario) for f in report.findings} == expected_warnings
     assert all(f.kind == "warning" for f in report.findings)
+
+
+def test_formulas_engine_checks_a_one_scenario_workbook(tmp_path: Path) -> None:
+    """`--engine formulas` (slow: about 8 s per scenario column) on one scenario."""
+    first = load_scenarios(default_scenario_path())[0]
+    book = write_workbook([first], tmp_path / "one.xlsx")
+    report = check_workbook(book, engine="formulas")
+    assert report.problems == [], report.problems
+    assert report.cells_compared == keyed_cells(1)
+    edit(
+        book,
+        lambda wb: wb["Schedule"].cell(
+            row=rows_of(wb["Schedule"])["train_days"], column=4, value=1
+        ),
+    )
+    assert "constant" in kinds(check_workbook(book, engine="formulas"), "train_days")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -133,7 +156,7 @@ def test_row_deleted(book: Path) -> None:
         ws.delete_rows(rows_of(ws)["params_12lh2"])  # the sheet's last row: nothing shifts
 
     edit(book, delete)
-    report = check_workbook(book, engine="formulas")
+    report = check_workbook(book, engine=IN_PROCESS)
     assert [(f.kind, f.sheet, f.key) for f in report.problems] == [
         ("missing row", "Params", "params_12lh2")
     ]
@@ -141,7 +164,7 @@ def test_row_deleted(book: Path) -> None:
 
 def test_sheet_deleted(book: Path) -> None:
     edit(book, lambda wb: wb.remove(wb["KV cache"]))
-    report = check_workbook(book, engine="formulas")
+    report = check_workbook(book, engine=IN_PROCESS)
     assert ("missing sheet", "KV cache") in {(f.kind, f.sheet) for f in report.problems}
 
 
@@ -169,7 +192,7 @@ def test_unknown_model_gives_error_values(book: Path) -> None:
         ws.cell(row=rows_of(ws)["model"], column=4).value = "llama-9"
 
     edit(book, unknown)
-    report = check_workbook(book, engine="formulas")
+    report = check_workbook(book, engine=IN_PROCESS)
     first = report.scenarios[0]
     assert ("check failed", "chk_model_found", first) in {
         (f.kind, f.key, f.scenario) for f in report.problems
@@ -179,7 +202,7 @@ def test_unknown_model_gives_error_values(book: Path) -> None:
 
 def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    ok = runner.invoke(main, ["check", str(book), "--engine", "formulas"])
+    ok = runner.invoke(main, ["check", str(book), "--engine", IN_PROCESS])
     assert ok.exit_code == 0, ok.output
     n = len(load_scenarios(default_scenario_path()))
     assert ok.output.strip().splitlines()[-1].startswith(f"OK: {keyed_cells(n)} cells")
@@ -189,7 +212,7 @@ def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
         ws.cell(row=rows_of(ws)["train_days"], column=4).value = 1
 
     edit(book, paste)
-    bad = runner.invoke(main, ["check", str(book), "--engine", "formulas", "--format", "json"])
+    bad = runner.invoke(main, ["check", str(book), "--engine", IN_PROCESS, "--format", "json"])
     assert bad.exit_code == 1
     import json
 
@@ -344,7 +367,7 @@ def test_invalid_typed_inputs_are_flagged(book: Path, key: str, value, flag: str
         ws.cell(row=rows_of(ws)[key], column=4).value = value
 
     edit(book, typed)
-    report = check_workbook(book, engine="formulas")
+    report = check_workbook(book, engine=IN_PROCESS)
     first = report.scenarios[0]
     found = {(f.kind, f.key, f.scenario) for f in report.problems}
     assert ("check failed", flag, first) in found, sorted(found)

@@ -225,7 +225,12 @@ def test_llama3_405b_per_gpu_memory_and_fit(stage, recompute, act, fits):
     r = calc(f"405B ZeRO-{stage} {recompute}", **LLAMA3_405B, zero_stage=stage, recompute=recompute)
     expect(r, "mem_activations_per_gpu", act, rel=1e-12)
     expect(r, "mem_logits_per_gpu", 0, abs=0)  # logits sit on the last stage
-    total = _llama3_405b_static_by_hand(stage) + act + 1.5 * GB
+    # ZeRO-3 gathers one transformer layer (its largest unit, larger than the
+    # embedding) and prefetches the next, in BF16, split over tp 8.
+    layer = 16384 * (16384 + 2 * 1024) + 16384 * 16384 + 3 * 16384 * 53248 + 2 * 16384
+    buffer = 2 * 2 * layer / 8 if stage == 3 else 0
+    expect(r, "mem_zero3_buffer_per_gpu", buffer, rel=1e-12)
+    total = _llama3_405b_static_by_hand(stage) + act + 1.5 * GB + buffer
     expect(r, "mem_total_per_gpu", total, rel=1e-12)
     expect(r, "mem_usable_per_gpu", 72 * GB, rel=1e-12)
     expect(r, "fits_per_gpu", fits, abs=0)
@@ -477,6 +482,30 @@ def layout_items() -> list[dict]:
             "micro_batch": 2,
             "recompute": "none",
         },
+        # Framework memory (issue 12): distributed optimizer, ZeRO-3 buffers, offload.
+        {
+            "name": "70B megatron-bf16 distributed optimizer tp8",
+            "model": "llama3-70b",
+            "hardware": "h100-sxm",
+            "n_gpus": 64,
+            "tp": 8,
+            "zero_stage": 1,
+            "recipe": "megatron-bf16",
+            "sequence_parallel": 1,
+            "act_profile": "megatron-te",
+        },
+        {
+            "name": "405B ZeRO-3 offload optimizer pp16",
+            "model": "llama3-405b",
+            "hardware": "h200",
+            "n_gpus": 2048,
+            "tp": 8,
+            "pp": 16,
+            "zero_stage": 3,
+            "offload_optimizer": 1,
+            "recompute": "full",
+            "act_profile": "hf-eager",
+        },
     ]
 
 
@@ -510,16 +539,31 @@ def test_layouts_libreoffice_equals_reference(layouts, layouts_lo, scenario):
 
 
 @pytest.fixture(scope="module")
-def layouts_formulas(layouts):
-    from sheetgen.recalc import recalc_formulas
+def layouts_inprocess(layouts):
+    """The in-process engine the suite uses: pycel (formulas is tested in test_recalc)."""
+    from sheetgen.recalc import recalc_pycel
 
-    return recalc_formulas(layouts[0])
+    return recalc_pycel(layouts[0])
 
 
 @pytest.mark.parametrize("scenario", [i["name"] for i in layout_items()])
-def test_layouts_formulas_engine_equals_reference(layouts, layouts_formulas, scenario):
-    bad = mismatches(layouts_formulas, layouts[2], [scenario])
-    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+def test_layouts_inprocess_engine_equals_reference(layouts, layouts_inprocess, scenario):
+    bad = mismatches(layouts_inprocess, layouts[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
+
+
+@pytest.fixture(scope="module")
+def layouts_gnumeric(layouts):
+    from helpers import gnumeric_values
+
+    return gnumeric_values(layouts[0])
+
+
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("scenario", [i["name"] for i in layout_items()])
+def test_layouts_gnumeric_equals_reference(layouts, layouts_gnumeric, scenario):
+    bad = mismatches(layouts_gnumeric, layouts[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
 
 
 def test_layouts_workbook_passes_lint(layouts):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import mismatches
+from helpers import gnumeric_values, mismatches
 
 from sheetgen.cli import main
 from sheetgen.recalc import export_pdf, values_libreoffice
@@ -72,6 +72,14 @@ def test_phased_presets_equal_reference_in_libreoffice(lo, preset_book) -> None:
     llama = reference["Llama 3 405B, phased (paper schedule)"]
     got = values[("Budget", "plan_gpu_hours", "Llama 3 405B, phased (paper schedule)")]
     assert got == pytest.approx(llama["phased_gpu_hours"], rel=1e-9)
+
+
+@pytest.mark.gnumeric
+def test_phased_presets_equal_reference_in_gnumeric(preset_book) -> None:
+    path, scenarios = preset_book
+    values = gnumeric_values(path)
+    bad = mismatches(values, {s.name: compute(s) for s in scenarios})
+    assert not bad, "Gnumeric:\n" + "\n".join(bad[:40])
 
 
 @pytest.mark.libreoffice

@@ -89,6 +89,9 @@ def scenarios(draw, name: str = "random"):
             "kv_dtype": draw(st.sampled_from(CHOICES["kv_dtype"])),
             "inf_batch": draw(st.integers(1, 256)),
             "inf_context": draw(st.integers(1, 131072)),
+            # Framework memory (issue 12)
+            "act_profile": draw(st.sampled_from(CHOICES["act_profile"])),
+            "kv_block_tokens": draw(st.sampled_from([1, 16, 32])),
         }
     )
     return Scenario(name=name, model=model, hardware=hw, run=run, tables=presets.tables())

@@ -12,10 +12,10 @@ import itertools
 from pathlib import Path
 
 import pytest
-from helpers import build_matrix, is_error, libreoffice_values, mismatches
+from helpers import build_matrix, gnumeric_values, is_error, libreoffice_values, mismatches
 
 from sheetgen import presets
-from sheetgen.recalc import read_values, recalc_formulas, values_libreoffice
+from sheetgen.recalc import read_values, recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
 from sheetgen.scenario import CHOICES
 from sheetgen.scenario_file import load_scenarios, scenario_from_dict
@@ -106,6 +106,9 @@ def matrix_items() -> list[dict]:
                 "inf_batch": 1 + i,
                 "inf_context": 1024 * (1 + i),
                 **budget_settings(i),
+                # Framework memory (issue 12)
+                "act_profile": CHOICES["act_profile"][i % 3],
+                "kv_block_tokens": [16, 1, 32][i % 3],
             }
         )
     # Custom architectures defined in the scenario file land in the Presets tables.
@@ -158,8 +161,14 @@ def lo_values(matrix):
 
 
 @pytest.fixture(scope="module")
-def formulas_values(matrix):
-    return recalc_formulas(matrix[0])
+def gn_values(matrix):
+    return gnumeric_values(matrix[0])
+
+
+@pytest.fixture(scope="module")
+def inprocess_values(matrix):
+    """The in-process engine the suite uses: pycel (formulas is tested in test_recalc)."""
+    return recalc_pycel(matrix[0])
 
 
 def scenario_ids() -> list[str]:
@@ -205,23 +214,34 @@ def test_libreoffice_equals_reference(matrix, lo_values, scenario: str) -> None:
     assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
 
 
+@pytest.mark.gnumeric
 @pytest.mark.parametrize("scenario", scenario_ids())
-def test_formulas_engine_equals_reference(matrix, formulas_values, scenario: str) -> None:
+def test_gnumeric_equals_reference(matrix, gn_values, scenario: str) -> None:
     _, _, reference = matrix
-    bad = mismatches(formulas_values, reference, [scenario])
-    assert not bad, f"{len(bad)} keys differ in the formulas engine:\n" + "\n".join(bad[:40])
+    bad = mismatches(gn_values, reference, [scenario])
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.parametrize("scenario", scenario_ids())
+def test_inprocess_engine_equals_reference(matrix, inprocess_values, scenario: str) -> None:
+    _, _, reference = matrix
+    bad = mismatches(inprocess_values, reference, [scenario])
+    assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
 
 
 @pytest.mark.libreoffice
-def test_no_blank_or_error_cells(matrix, lo_values) -> None:
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("engine", ["libreoffice", "gnumeric"])
+def test_no_blank_or_error_cells(matrix, engine, request) -> None:
     _, scenarios, _ = matrix
+    values = request.getfixturevalue({"libreoffice": "lo_values", "gnumeric": "gn_values"}[engine])
     expected = {
         (t.sheet, r.key, s.name) for t in load_templates() for r in t.keyed_rows for s in scenarios
     }
-    missing = sorted(expected - set(lo_values))
-    assert not missing, f"cells not read back: {missing[:20]}"
-    bad = {k: v for k, v in lo_values.items() if v is None or v == "" or is_error(v)}
-    assert not bad, f"blank or error cells: {list(bad.items())[:20]}"
+    missing = sorted(expected - set(values))
+    assert not missing, f"{engine}: cells not read back: {missing[:20]}"
+    bad = {k: v for k, v in values.items() if v is None or v == "" or is_error(v)}
+    assert not bad, f"{engine}: blank or error cells: {list(bad.items())[:20]}"
 
 
 def test_cached_values_visible_without_recalculation(tmp_path: Path) -> None:

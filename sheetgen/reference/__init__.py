@@ -7,6 +7,8 @@ the templates: the workbook and this package share only keys and inputs.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sheetgen.reference.budget import budget
 from sheetgen.reference.checks import checks
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
@@ -38,7 +40,16 @@ SECTIONS = {
 
 
 def compute(s: Scenario) -> dict[str, float | str]:
-    """Every input and derived key of one scenario."""
+    """Every input and derived key of one scenario (a fresh dict the caller may change).
+
+    Scenarios are frozen, so each distinct one is computed once per process: the
+    workbook's cached values and ``generate``'s summary share one computation.
+    """
+    return dict(_compute(s))
+
+
+@lru_cache(maxsize=1024)
+def _compute(s: Scenario) -> dict[str, float | str]:
     out: dict[str, float | str] = {}
     for name, fn in SECTIONS.items():
         part = fn(s)

@@ -49,6 +49,7 @@ WARNING_FLAGS = (
     "chk_inf_fits",
     "chk_phase_tokens_match",
     "chk_energy_known",
+    "chk_host_link_known",
 )
 
 
@@ -106,6 +107,9 @@ def checks(s: Scenario) -> dict[str, float]:
             ph["phases_used"] == 0 or ph["phased_tokens"] == run.train_tokens
         ),
         "chk_energy_known": int(s.hardware.tdp_w > 0),
+        "chk_host_link_known": int(
+            run.offload_optimizer + run.offload_params == 0 or s.hardware.host_gb_per_s > 0
+        ),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

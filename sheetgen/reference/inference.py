@@ -32,6 +32,21 @@ weight format does not set the peak.
 Cost counts the replica's whole time on a request batch, prefill included:
 GPU-hours per million output tokens = tp x latency / (batch x O) x 10^6 / 3600.
 
+Framework additions (issue 12):
+  paged KV cache: each sequence's cache is allocated in blocks of
+      ``kv_block_tokens`` tokens (vLLM: 16), so a request holds
+      ceil(tokens / block) x block tokens of cache;
+  prefill peak per GPU = weights / tp + overhead + batch x (the prompt's KV cache
+      + one layer's activations for the prompt (the values a layer keeps, as the
+      Memory sheet counts them; tensor-parallel ones / tp) + the logits of the
+      prompt's last position, the one serving engines sample from (logits_bytes x
+      V / tp)); the batch is prefilled together (no chunked prefill).  Both the
+      decode and the prefill peak must fit: the largest batch and context are the
+      smaller of the two answers (``inf_max_batch_kv`` keeps the cache-only count);
+  tensor-parallel all-reduces: 2 per layer, each of batch x tokens x h values
+      (act bytes), ring 2(tp-1)/tp at the intra-node link, plus a fixed latency
+      per collective; 0 at tp = 1.  Added to each decode step and to prefill.
+
 The "swapped" rows repeat the speed and cost for the same tokens the other way
 round (prompt O, output P): seed 003's 4,000 + 100 versus 100 + 4,000.
 """
@@ -42,6 +57,7 @@ import math
 
 from sheetgen.reference.flops import flops
 from sheetgen.reference.kv_cache import kv_cache
+from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 
@@ -82,14 +98,47 @@ def inference(s: Scenario) -> dict[str, float]:
     kv_token = kv["kv_bytes_per_token"]
     kv_bytes = kv_token * request_tokens * batch
     kv_bytes_mha = kv["kv_bytes_per_token_mha"] * request_tokens * batch
+    block = run.kv_block_tokens
+    seq_kv_tokens = math.ceil(request_tokens / block) * block
+    prompt_kv_tokens = math.ceil(prompt / block) * block
+    kv_bytes = kv_token * seq_kv_tokens * batch
+    kv_bytes_mha = kv["kv_bytes_per_token_mha"] * seq_kv_tokens * batch
     weights = kv["inf_weight_bytes"]
     weights_gpu = weights / tp
     kv_gpu = kv_bytes * share
     total_gpu = weights_gpu + kv_gpu + run.inf_overhead_bytes
     budget = gpu_mem - run.inf_overhead_bytes - weights_gpu
-    max_batch = _floor_fit(budget, kv_token * share * request_tokens)
-    max_context = _floor_fit(budget, kv_token * share * batch)
-    max_batch_mha = _floor_fit(budget, kv["kv_bytes_per_token_mha"] * share_mha * request_tokens)
+
+    # Prefill peak: the prompt's cache, one layer's activations and the logits.
+    mem = memory(s)
+    act = mem["act_bytes"]
+    unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
+    values = max(mem["act_values_dense_layer"], mem["act_values_moe_layer"])
+    prefill_act_token = act * (unsplit + (values - unsplit) / tp)
+    prefill_act = prefill_act_token * prompt
+    prefill_logits = run.logits_bytes * m.vocab_size / tp
+    prefill_seq = kv_token * share * prompt_kv_tokens + prefill_act + prefill_logits
+    prefill_peak = weights_gpu + run.inf_overhead_bytes + batch * prefill_seq
+    decode_seq = kv_token * share * seq_kv_tokens
+    max_batch_kv = _floor_fit(budget, decode_seq)
+    max_batch = _floor_fit(budget, max(decode_seq, prefill_seq))
+    ctx_kv = _floor_fit(budget, kv_token * share * batch)
+    ctx_prefill = _floor_fit(budget / batch - prefill_logits, kv_token * share + prefill_act_token)
+    max_context = min(ctx_kv, ctx_prefill) // block * block
+    max_batch_mha = _floor_fit(budget, kv["kv_bytes_per_token_mha"] * share_mha * seq_kv_tokens)
+
+    # Tensor-parallel all-reduces: 2 per layer over batch x tokens x h values.
+    ring = 2 * (tp - 1) / tp
+    intra = hw.intra_node_gb_per_s * GIGA
+
+    def allreduce_s(tokens: float) -> float:
+        if tp == 1:
+            return 0.0
+        per_collective = ring * batch * tokens * m.hidden_size * act / intra
+        return 2 * m.n_layers * (per_collective + run.inf_collective_latency_s)
+
+    ar_step = allreduce_s(1)
+    ar_prefill = allreduce_s(prompt)
 
     # Compute and bandwidth of the replica.
     flops_per_s = tp * peak * run.inf_compute_eff
@@ -115,10 +164,10 @@ def inference(s: Scenario) -> dict[str, float]:
         kv_read = kv_token * share * avg_ctx * batch
         mem_s = (decode_weight_gpu + kv_read) / bytes_per_s
         fl = batch * (flops_token + avg_ctx * attn_ctx)
-        return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s)
+        return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s) + ar_step
 
     p_flops = prefill_flops(prompt)
-    prefill_s = max(p_flops / flops_per_s, weight_read_s)
+    prefill_s = max(p_flops / flops_per_s, weight_read_s) + ar_prefill
     avg_ctx = prompt + out_len / 2
     kv_read, mem_s, d_flops, step_s = step(avg_ctx)
     compute_s = d_flops / flops_per_s
@@ -128,7 +177,8 @@ def inference(s: Scenario) -> dict[str, float]:
     gpu_hours_mtok = tp * PER_MILLION / (out_tps * SECONDS_PER_HOUR)
 
     # The same tokens the other way round: prompt = output_len, output = prompt_len.
-    sw_prefill_s = max(prefill_flops(out_len) / flops_per_s, weight_read_s)
+    ar_swap_prefill = allreduce_s(out_len)
+    sw_prefill_s = max(prefill_flops(out_len) / flops_per_s, weight_read_s) + ar_swap_prefill
     sw_avg_ctx = out_len + prompt / 2
     _, sw_mem_s, sw_flops, sw_step_s = step(sw_avg_ctx)
     sw_e2e = sw_prefill_s + (prompt - 1) * sw_step_s
@@ -138,6 +188,20 @@ def inference(s: Scenario) -> dict[str, float]:
 
     return {
         "inf_request_tokens": request_tokens,
+        "inf_kv_tokens_per_seq": seq_kv_tokens,
+        "inf_prompt_kv_tokens": prompt_kv_tokens,
+        "inf_prefill_act_bytes_per_token": prefill_act_token,
+        "inf_prefill_act_bytes_per_seq": prefill_act,
+        "inf_prefill_logits_bytes_per_seq": prefill_logits,
+        "inf_prefill_bytes_per_seq": prefill_seq,
+        "inf_prefill_peak_bytes_per_gpu": prefill_peak,
+        "inf_decode_bytes_per_seq": decode_seq,
+        "inf_max_batch_kv": max_batch_kv,
+        "inf_max_context_kv": ctx_kv,
+        "inf_max_context_prefill": ctx_prefill,
+        "inf_allreduce_s_per_step": ar_step,
+        "inf_prefill_allreduce_s": ar_prefill,
+        "inf_swap_prefill_allreduce_s": ar_swap_prefill,
         "inf_kv_bytes": kv_bytes,
         "inf_kv_bytes_mha": kv_bytes_mha,
         "inf_kv_gpu_share": share,
@@ -145,7 +209,7 @@ def inference(s: Scenario) -> dict[str, float]:
         "inf_kv_bytes_per_gpu": kv_gpu,
         "inf_total_bytes_per_gpu": total_gpu,
         "inf_mem_share": total_gpu / gpu_mem,
-        "inf_fits": int(total_gpu <= gpu_mem),
+        "inf_fits": int(total_gpu <= gpu_mem and prefill_peak <= gpu_mem),
         "inf_kv_budget_per_gpu": budget,
         "inf_max_batch": max_batch,
         "inf_max_context": max_context,

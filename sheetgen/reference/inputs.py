@@ -69,6 +69,8 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     out["tdp_w"] = hw.tdp_w
     out["intra_node_bytes_per_s"] = hw.intra_node_gb_per_s * GIGA
     out["inter_node_bytes_per_s"] = hw.inter_node_gb_per_s * GIGA
+    out["host_bytes_per_s"] = hw.host_gb_per_s * GIGA
+    out["recipe_frameworks"] = s.recipe.frameworks
     run = s.run
     for f in fields(Run):
         if f.name in ("phases", "sweep_seq_lens", "sweep_gpus"):

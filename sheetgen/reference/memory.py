@@ -14,6 +14,24 @@ tensors each matmul / nonlinearity keeps for the backward pass
   Llama: 2sb(6h + 2h_kv + 4F) bytes;  GPT: 32sbh, + 2sbh dropout masks = 34sbh.
   Naive attention also keeps the a x s x s softmax output (2as^2 b bytes), and
   with dropout its mask and output: 5as^2 b in all.
+
+Activation profiles (``act_profile``) add what real frameworks keep beyond that
+count, in bytes per token (FP32 = 4 bytes):
+  formula      nothing (the seed / Korthikanti et al. count above);
+  hf-eager     Hugging Face transformers' Llama in eager PyTorch, measured with
+               torch.autograd.graph.saved_tensors_hooks (benchmarks/
+               measure_hf_eager_activations.py): each RMSNorm keeps its FP32 input
+               (4h) and FP32 1/rms (4) beside its normalized copy and output; SDPA /
+               flash attention keeps the FP32 log-sum-exp per query head (4a); the
+               final norm keeps the same after the last layer (2 x act x h + 4h + 4);
+               logits: the FP32 log-softmax output (4 s b V, as ``logits_bytes``).
+               nn.LayerNorm keeps FP32 mean and 1/std (8) instead of an FP32 input.
+  megatron-te  Megatron-LM with Transformer Engine: fused norms keep FP32 1/rms (4;
+               LayerNorm: mean and 1/std, 8), flash attention its FP32 log-sum-exp
+               (4a; dropped with the core under selective recomputation, as is
+               hf-eager's), and the fused SwiGLU keeps its 2F input only, so a gated MLP
+               keeps 3 F-wide tensors instead of 4; the final norm its input, output
+               and statistics.
 """
 
 from __future__ import annotations
@@ -21,10 +39,26 @@ from __future__ import annotations
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 
+FP32 = 4  # bytes of an FP32 value (norm statistics, log-sum-exp, FP32 norm inputs)
+
 
 def mlp_act_tensors(s: Scenario) -> int:
-    """[s, b, F] tensors an MLP keeps: SwiGLU gate out, up out, SiLU out, product; GeLU in, out."""
-    return 4 if mlp_matrices(s.model) == 3 else 2
+    """[s, b, F] tensors an MLP keeps: SwiGLU gate out, up out, SiLU out, product; GeLU in, out.
+
+    Megatron's fused SwiGLU keeps its 2F-wide input and the product: 3."""
+    if mlp_matrices(s.model) != 3:
+        return 2
+    return 3 if s.run.act_profile == "megatron-te" else 4
+
+
+def norm_extra_bytes(s: Scenario) -> float:
+    """Bytes per token one norm keeps beyond its input and output (act_profile)."""
+    profile, m = s.run.act_profile, s.model
+    if profile == "formula":
+        return 0
+    if m.norm != "rmsnorm":
+        return 2 * FP32  # mean and 1/std
+    return (FP32 * m.hidden_size if profile == "hf-eager" else 0) + FP32
 
 
 def memory(s: Scenario) -> dict[str, float]:
@@ -61,10 +95,18 @@ def memory(s: Scenario) -> dict[str, float]:
         base + t * m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts) if m.is_moe else 0
     )
     masks_layer = m.dropout * 2 * seq * b * h * run.dropout_mask_bytes
-    act_dense_layer = act * seq * b * values_dense + masks_layer
-    act_moe_layer = act * seq * b * values_moe + masks_layer if m.is_moe else 0
-    scores_layer = a * seq * seq * b * (act + m.dropout * (run.dropout_mask_bytes + act))
     naive = run.attention == "naive"
+    per_norm = norm_extra_bytes(s)
+    extra_norm = m.norms_per_layer * per_norm
+    # The log-sum-exp belongs to the attention core: selective recomputation drops it.
+    no_lse = run.act_profile == "formula" or naive or run.recompute == "selective"
+    extra_attn = 0 if no_lse else FP32 * a
+    extra_layer = seq * b * (extra_norm + extra_attn)
+    act_dense_layer = act * seq * b * values_dense + extra_layer + masks_layer
+    act_moe_layer = act * seq * b * values_moe + extra_layer + masks_layer if m.is_moe else 0
+    final_token = 0 if run.act_profile == "formula" else 2 * act * h + per_norm
+    act_final = final_token * seq * b
+    scores_layer = a * seq * seq * b * (act + m.dropout * (run.dropout_mask_bytes + act))
     n_moe = p["n_moe_layers"]
     n_dense = p["n_dense_mlp_layers"]
     act_input_layer = act * seq * b * h
@@ -76,6 +118,7 @@ def memory(s: Scenario) -> dict[str, float]:
         activations = stored
     else:
         activations = m.n_layers * act_input_layer + act_layer_max
+    activations += act_final
 
     logits = run.logits_bytes * seq * b * m.vocab_size
     total = mem_static + activations + logits + run.overhead_bytes
@@ -95,6 +138,11 @@ def memory(s: Scenario) -> dict[str, float]:
         "mem_static": mem_static,
         "act_values_attn": attn_values,
         "mlp_act_tensors": t,
+        "act_profile_norm_extra": per_norm,
+        "act_extra_norm_token": extra_norm,
+        "act_extra_attn_token": extra_attn,
+        "act_final_token": final_token,
+        "mem_act_final": act_final,
         "act_values_dense_layer": values_dense,
         "act_values_moe_layer": values_moe,
         "mem_act_masks_layer": masks_layer,

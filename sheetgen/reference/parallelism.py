@@ -29,6 +29,23 @@ L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
 Communication per optimizer step per GPU, first order, ring collectives (an
 all-reduce sends 2(d-1)/d of the buffer, all-gather / reduce-scatter (d-1)/d).
 
+Framework memory (issue 12):
+  ZeRO-3 / FSDP working buffer = 2 x act bytes x the largest unit gathered whole
+  (the embedding, the output layer or one transformer layer, / tp): the unit in
+  use plus the next one prefetched.  DeepSpeed's estimator counts 4 bytes x its
+  largest layer (BF16: 2 x 2); for Llama models that is the embedding.
+  Offload: offload_optimizer moves gradients, FP32 master weights and optimizer
+  states to host memory (ZeRO-Offload), offload_params the weights
+  (ZeRO-Infinity).  Host memory per node = offloaded bytes per GPU x GPUs in the
+  node x host_buffer_factor.  PCIe traffic per step per GPU: gradients down and
+  updated weights up once per step for the optimizer's share (weights up only if
+  they stay on the GPU), and with offloaded weights each micro-batch's forward
+  and backward fetch them (2 m x weight bytes); its time at the host link is
+  added to the communication time.
+  Largest micro-batch: activations and logits grow linearly with b, the rest does
+  not: floor((usable - static - buffer - overhead) / (per-GPU activations and
+  logits per sequence)), keeping this layout's micro-batches in flight.
+
 Days and GPU cost at the estimated step time (perfect overlap): steps x step /
 goodput, and GPUs x those days x 24 x the GPU-hour price; the Schedule's days
 use the MFU input instead, which does not see the layout.
@@ -88,20 +105,46 @@ def parallelism_given(
     per_gpu = per_gpu_dense + per_gpu_expert
     sharded = per_gpu_dense / zero_group + per_gpu_expert / zero_group_expert
 
-    # Static memory per GPU
-    w = mem["weight_bytes"] * (sharded if zero >= 3 else per_gpu)
-    g = (mem["grad_bytes"] + mem["grad_accum_bytes"]) * (sharded if zero >= 2 else per_gpu)
-    master = mem["master_bytes"] * (sharded if zero >= 1 else per_gpu)
-    opt = mem["optimizer_bytes"] * (sharded if zero >= 1 else per_gpu)
+    # Static memory per GPU: what each state's sharding leaves, less what is offloaded.
+    oo, op = run.offload_optimizer, run.offload_params
+    p_w = sharded if zero >= 3 else per_gpu
+    p_g = sharded if zero >= 2 else per_gpu
+    p_o = sharded if zero >= 1 else per_gpu
+    w_all = mem["weight_bytes"] * p_w
+    g_all = (mem["grad_bytes"] + mem["grad_accum_bytes"]) * p_g
+    master_all = mem["master_bytes"] * p_o
+    opt_all = mem["optimizer_bytes"] * p_o
+    w = w_all * (1 - op)
+    g = g_all * (1 - oo)
+    master = master_all * (1 - oo)
+    opt = opt_all * (1 - oo)
     static = w + g + master + opt
+    host_states = w_all * op + (g_all + master_all + opt_all) * oo
+    gpus_in_node = min(run.n_gpus, gpn)
+    cpu_per_node = host_states * gpus_in_node * run.host_buffer_factor
+
+    # ZeRO-3 / FSDP working buffer: the largest unit gathered whole, plus one prefetched.
+    layer_dense = p["params_attn_layer"] + p["params_norm_layer"] + p["params_mlp_layer"]
+    layer_moe = (
+        p["params_attn_layer"]
+        + p["params_norm_layer"]
+        + p["params_moe_layer"]
+        - m.n_experts * p["params_expert"] * (1 - 1 / ep)
+        if m.is_moe
+        else 0
+    )
+    gather_unit = max(p["params_embedding"], p["params_output"], layer_dense, layer_moe) / tp
+    zero3_buffer = 2 * act * gather_unit if zero >= 3 else 0
 
     # Activations per GPU
     unsplit = 4 * h + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
     masks = mem["mem_act_masks_layer"]
 
+    extra = seq * b * (mem["act_extra_norm_token"] / sp_div + mem["act_extra_attn_token"] / tp)
+
     def layer(values: float) -> float:
         kept = act * seq * b * ((values - unsplit) / tp + unsplit / sp_div)
-        return (kept + masks / sp_div) / cp
+        return (kept + extra + masks / sp_div) / cp
 
     dense_layer = layer(mem["act_values_dense_layer"])
     moe_layer = layer(mem["act_values_moe_layer"]) if m.is_moe else 0
@@ -117,11 +160,12 @@ def parallelism_given(
         if run.recompute == "none":
             kept_stage += naive * layers_per_stage * scores_layer
         working = 0
-    activations = kept_stage * in_flight * interleave + working
+    final_gpu = mem["mem_act_final"] / (sp_div * cp) if pp == 1 else 0
+    activations = kept_stage * in_flight * interleave + working + final_gpu
     logits = mem["mem_logits"] / (tp * cp) if pp == 1 else 0
 
     # Peak per GPU
-    total = static + activations + logits + run.overhead_bytes
+    total = static + activations + logits + run.overhead_bytes + zero3_buffer
     # Calibration: a pilot run's measured peak per GPU rescales the modelled one.
     overhead_factor = run.measured_peak_mem / total if run.measured_peak_mem > 0 else 1
     calibrated = total * overhead_factor
@@ -191,6 +235,12 @@ def parallelism_given(
         else 0
     )
     comm_total = comm_dp + comm_tp + comm_pp + comm_cp + comm_ep
+    comm_host = (
+        oo * (mem["grad_bytes"] + (1 - op) * mem["weight_bytes"]) * p_o
+        + op * 2 * mb * mem["weight_bytes"] * p_w
+    )
+    host_bw = hw.host_gb_per_s * GIGA
+    t_host = comm_host / host_bw if host_bw > 0 else 0
 
     intra = hw.intra_node_gb_per_s * GIGA
     inter = hw.inter_node_gb_per_s * GIGA
@@ -205,7 +255,7 @@ def parallelism_given(
     bw_pp = link(tp * cp * dp * pp)
     t_dp, t_tp, t_pp = comm_dp / bw_dp, comm_tp / bw_tp, comm_pp / bw_pp
     t_cp, t_ep = comm_cp / bw_cp, comm_ep / bw_ep
-    t_comm = t_dp + t_tp + t_pp + t_cp + t_ep
+    t_comm = t_dp + t_tp + t_pp + t_cp + t_ep + t_host
 
     bubble = (pp - 1) / (v * mb + pp - 1)
     step_tokens_flops = run.global_batch_tokens * f["flops_hw_per_token"]
@@ -217,6 +267,12 @@ def parallelism_given(
     peak_all = run.n_gpus * f["peak_flops"]
     # The run on this layout at the estimated step time (what `sheetgen advise` ranks by).
     days_layout = sch["steps"] * t_overlap / run.goodput / SECONDS_PER_DAY
+
+    # Largest micro-batch: activations and logits scale with b, the rest does not.
+    per_sequence = (activations + logits) / b
+    fixed_mb = static + zero3_buffer + run.overhead_bytes
+    max_mb = math.floor((usable - fixed_mb) / per_sequence) if usable > fixed_mb else 0
+    accum_at_max = math.ceil(run.global_batch_tokens / (seq * max_mb * dp)) if max_mb > 0 else 0
 
     return {
         "n_gpus_layout": dp * tp * pp * cp,
@@ -238,6 +294,11 @@ def parallelism_given(
         "mem_master_per_gpu": master,
         "mem_optimizer_per_gpu": opt,
         "mem_static_per_gpu": static,
+        "mem_host_states_per_gpu": host_states,
+        "gpus_in_node": gpus_in_node,
+        "mem_cpu_per_node": cpu_per_node,
+        "params_gather_unit_gpu": gather_unit,
+        "mem_zero3_buffer_per_gpu": zero3_buffer,
         "act_values_unsplit": unsplit,
         "mem_act_dense_layer_gpu": dense_layer,
         "mem_act_moe_layer_gpu": moe_layer,
@@ -246,6 +307,7 @@ def parallelism_given(
         "mem_act_layer_max_gpu": layer_max,
         "mem_act_kept_stage": kept_stage,
         "mem_act_working_gpu": working,
+        "mem_act_final_gpu": final_gpu,
         "mem_activations_per_gpu": activations,
         "mem_logits_per_gpu": logits,
         "mem_total_per_gpu": total,
@@ -275,6 +337,8 @@ def parallelism_given(
         "comm_cp_bytes": comm_cp,
         "comm_ep_bytes": comm_ep,
         "comm_bytes_per_step_per_gpu": comm_total,
+        "comm_host_bytes": comm_host,
+        "comm_host_seconds": t_host,
         "link_tp_bytes_per_s": bw_tp,
         "link_cp_bytes_per_s": bw_cp,
         "link_ep_bytes_per_s": bw_ep,
@@ -293,6 +357,10 @@ def parallelism_given(
         "step_seconds_no_overlap": t_serial,
         "mfu_implied_overlap": model_flops_step / (peak_all * t_overlap),
         "mfu_implied_no_overlap": model_flops_step / (peak_all * t_serial),
+        "mem_per_sequence_gpu": per_sequence,
+        "mem_fixed_per_gpu": fixed_mb,
+        "max_micro_batch": max_mb,
+        "grad_accum_at_max_micro_batch": accum_at_max,
         "train_days_wall_layout": days_layout,
         "cost_usd_layout": run.n_gpus * days_layout * HOURS_PER_DAY * sch["gpu_price_used"],
     }

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from openpyxl.utils import get_column_letter, quote_sheetname
 
 from sheetgen.scenario import HARDWARE_FIELDS, Model
+from sheetgen.workbook import styles
 from sheetgen.workbook.cells import put_text, text_cell
 from sheetgen.workbook.templates import (
     GROUP_RE,
@@ -41,6 +42,9 @@ HEADER_ROW = 4
 FIRST_ROW = 5
 FIRST_SCENARIO_COL = 4  # column D
 PRESETS_SHEET = "Presets"
+# Stands for the scenario's column letter in a formula translated once per row; a
+# control character, so never part of a formula (sheetgen refuses them in text).
+COLUMN = "\x00"
 CUSTOM_ROWS = {"models": 5, "hardware": 3}
 
 # Lookup tables on the Presets sheet: table -> column names (first is the id).
@@ -56,6 +60,7 @@ RECIPE_COLUMNS = (
     "master_bytes",
     "optimizer_bytes",
     "act_bytes",
+    "frameworks",
 )
 DTYPE_COLUMNS = ("id", "bytes")
 TABLE_COLUMNS = {
@@ -82,12 +87,14 @@ class Layout:
     tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> first, last row
     # sheet -> key -> row of every keyed row on that sheet, mirrors included (for charts)
     sheet_keys: dict[str, dict[str, int]] = field(default_factory=dict)
+    _row_formulas: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     def rows_on(self, sheet: str) -> dict[str, int]:
         return self.sheet_keys[sheet]
 
-    def col(self, i: int) -> str:
-        return get_column_letter(FIRST_SCENARIO_COL + i)
+    def col(self, i: int | str) -> str:
+        """Scenario ``i``'s column letter (``COLUMN`` passes through as the placeholder)."""
+        return i if i is COLUMN else get_column_letter(FIRST_SCENARIO_COL + i)
 
     def table_range(self, table: str, column: str) -> str:
         cols = TABLE_COLUMNS[table]
@@ -105,6 +112,20 @@ class Layout:
         return cell if sheet == from_sheet else f"{quote_sheetname(sheet)}!{cell}"
 
     def translate(self, formula: str, i: int, from_sheet: str) -> str:
+        return self.row_formula(formula, from_sheet).replace(COLUMN, self.col(i))
+
+    def row_formula(self, formula: str, from_sheet: str) -> str:
+        """The formula for every scenario column at once: ``COLUMN`` stands for the column
+        letter (one ``str.replace`` per scenario instead of a regex pass per cell)."""
+        key = (formula, from_sheet)
+        found = self._row_formulas.get(key)
+        if found is None:
+            found = self._row_formulas[key] = self._translate(formula, from_sheet)
+        return found
+
+    def _translate(self, formula: str, from_sheet: str) -> str:
+        i = COLUMN
+
         def sheet_range(m: Any) -> str:
             sheet = m.group(1)
             first, last = self.sheet_rows[sheet]
@@ -150,16 +171,43 @@ def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_preset
     return layout
 
 
+HEADER_LOOK = styles.look(
+    font={"bold": True, "color": styles.HEADER_FONT_COLOR},
+    fill=styles.HEADER_FILL,
+    align={"vertical": "center", "wrap_text": True},
+)
+TITLE_LOOK = styles.look(font={"bold": True, "size": 14})
+DESCRIPTION_LOOK = styles.look(align={"wrap_text": False})
+SECTION_LABEL_LOOK = styles.look(font={"bold": True}, fill=styles.SECTION_FILL)
+SECTION_LOOK = styles.look(fill=styles.SECTION_FILL)
+TOP = {"vertical": "top"}
+KEY_LOOK = styles.look(font={"color": "7F7F7F", "size": 9}, align=TOP)
+TOP_LOOK = styles.look(align=TOP)
+WORDS_LOOK = styles.look(align={"wrap_text": True, "vertical": "top"})
+SOURCE_LOOK = styles.look(font={"color": "595959", "size": 9}, align=TOP)
+NOTE_LOOK = styles.look(font={"color": "595959", "size": 9})
+BOLD_LOOK = styles.look(font={"bold": True})
+
+
+def _value_look(fmt: str, role: str) -> styles.Look:
+    """A scenario cell: an input, a preset lookup or a formula, in the row's number format."""
+    font = {
+        "input": {"color": styles.INPUT_FONT_COLOR},
+        "lookup": {"color": styles.LOOKUP_FONT_COLOR, "italic": True},
+        "formula": None,
+    }[role]
+    return styles.look(
+        font=font,
+        fill=styles.INPUT_FILL if role == "input" else None,
+        align={"horizontal": "right", "vertical": "top", "wrap_text": fmt == "text"},
+        number_format=styles.NUMBER_FORMATS[fmt],
+    )
+
+
 def _style_header(ws: Any, row: int, ncols: int) -> None:
-    from openpyxl.styles import Alignment, Font, PatternFill
-
-    from sheetgen.workbook import styles
-
+    apply = styles.looks(ws.parent)
     for c in range(1, ncols + 1):
-        cell = ws.cell(row=row, column=c)
-        cell.font = Font(bold=True, color=styles.HEADER_FONT_COLOR)
-        cell.fill = PatternFill("solid", fgColor=styles.HEADER_FILL)
-        cell.alignment = Alignment(vertical="center", wrap_text=True)
+        apply(ws.cell(row=row, column=c), HEADER_LOOK)
 
 
 DV_TITLE = "Invalid input"  # Excel: data-validation titles at most 32 characters
@@ -236,17 +284,15 @@ def write_sheet(
     reference: list[dict[str, Any]],
     cached: dict[str, dict[str, Any]],
 ) -> None:
-    from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.workbook.defined_name import DefinedName
 
-    from sheetgen.workbook import styles
-
+    apply = styles.looks(wb)
     ws = wb.create_sheet(t.sheet)
     n = len(scenarios)
     words_col = FIRST_SCENARIO_COL + n
     ncols = words_col + 1
-    ws.cell(row=1, column=1, value=t.title).font = Font(bold=True, size=14)
-    ws.cell(row=2, column=1, value=t.description).alignment = Alignment(wrap_text=False)
+    apply(ws.cell(row=1, column=1, value=t.title), TITLE_LOOK)
+    apply(ws.cell(row=2, column=1, value=t.description), DESCRIPTION_LOOK)
     headers = [
         "key",
         "quantity",
@@ -275,48 +321,43 @@ def write_sheet(
     ]
     for c, w in enumerate(widths, start=1):
         ws.column_dimensions[get_column_letter(c)].width = w
-    input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
-    section_fill = PatternFill("solid", fgColor=styles.SECTION_FILL)
+    letters = [layout.col(i) for i in range(n)]
     row_no = FIRST_ROW
     for r in t.rows:
         if r.section:
-            cell = ws.cell(row=row_no, column=2, value=r.label)
-            cell.font = Font(bold=True)
             for c in range(1, ncols + 1):
-                ws.cell(row=row_no, column=c).fill = section_fill
+                if c == 2:
+                    apply(ws.cell(row=row_no, column=c, value=r.label), SECTION_LABEL_LOOK)
+                else:
+                    apply(ws.cell(row=row_no, column=c), SECTION_LOOK)
             row_no += 1
             continue
-        top = Alignment(vertical="top")
-        ws.cell(row=row_no, column=1, value=r.key).font = Font(color="7F7F7F", size=9)
-        ws.cell(row=row_no, column=1).alignment = top
-        ws.cell(row=row_no, column=2, value=r.label).alignment = top
-        ws.cell(row=row_no, column=3, value=r.unit).alignment = top
-        words = ws.cell(row=row_no, column=words_col, value=r.explanation)
-        words.alignment = Alignment(wrap_text=True, vertical="top")
+        apply(ws.cell(row=row_no, column=1, value=r.key), KEY_LOOK)
+        apply(ws.cell(row=row_no, column=2, value=r.label), TOP_LOOK)
+        apply(ws.cell(row=row_no, column=3, value=r.unit), TOP_LOOK)
+        apply(ws.cell(row=row_no, column=words_col, value=r.explanation), WORDS_LOOK)
         # Viewers do not grow rows for wrapped text on load: size them for the explanation.
         lines = -(-len(r.explanation or "") // styles.WORDS_CHARS_PER_LINE)
         if lines > 1:
             ws.row_dimensions[row_no].height = styles.LINE_HEIGHT_PT * lines
-        src = ws.cell(row=row_no, column=words_col + 1, value=r.source)
-        src.font = Font(color="595959", size=9)
-        src.alignment = top
-        fmt = styles.NUMBER_FORMATS[r.fmt]
-        for i in range(len(scenarios)):
+        apply(ws.cell(row=row_no, column=words_col + 1, value=r.source), SOURCE_LOOK)
+        if r.input:
+            role = "input"
+        elif "[models." in (r.formula or "") or "[hardware." in (r.formula or ""):
+            role = "lookup"
+        else:
+            role = "formula"
+        value_look = _value_look(r.fmt, role)
+        formula = None if r.input else layout.row_formula(r.formula or "", t.sheet)
+        for i, letter in enumerate(letters):
             cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
-            if r.input:
+            if formula is None:
                 cell.value = reference[i][r.key]  # the scenario's input (reference.inputs)
                 text_cell(cell)
-                cell.font = Font(color=styles.INPUT_FONT_COLOR)
-                cell.fill = input_fill
             else:
-                cell.value = layout.translate(r.formula or "", i, t.sheet)
-                sheet_cache[cell.coordinate] = reference[i][r.key]
-                if "[models." in (r.formula or "") or "[hardware." in (r.formula or ""):
-                    cell.font = Font(color=styles.LOOKUP_FONT_COLOR, italic=True)
-            cell.number_format = fmt
-            cell.alignment = Alignment(
-                horizontal="right", vertical="top", wrap_text=r.fmt == "text"
-            )
+                cell.value = formula.replace(COLUMN, letter)
+                sheet_cache[f"{letter}{row_no}"] = reference[i][r.key]
+            apply(cell, value_look)
             if r.name and not r.mirror:
                 name = f"{r.key}_{i + 1}"
                 ref = f"{quote_sheetname(t.sheet)}!${get_column_letter(cell.column)}${row_no}"
@@ -387,7 +428,9 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
         rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
     tsrc = presets.table_sources()
     for r in presets.tables().recipes:
-        rows["recipes"].append(([getattr(r, c) for c in RECIPE_COLUMNS], tsrc["recipes"]))
+        rows["recipes"].append(
+            ([getattr(r, c) for c in RECIPE_COLUMNS], r.source or tsrc["recipes"])
+        )
     for name, nbytes in presets.tables().dtype_bytes:
         rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
     return rows
@@ -405,24 +448,23 @@ def _origin_note(origin: str | None, is_preset: bool) -> str:
 def write_presets_sheet(
     wb: Workbook, layout: Layout, rows: dict[str, list[tuple[list[Any], str]]]
 ) -> None:
-    from openpyxl.styles import Font, PatternFill
-
-    from sheetgen.workbook import styles
-
     ws = wb.create_sheet(PRESETS_SHEET)
-    ws.cell(row=1, column=1, value="Presets: lookup tables").font = Font(bold=True, size=14)
+    apply = styles.looks(wb)
+    apply(ws.cell(row=1, column=1, value="Presets: lookup tables"), TITLE_LOOK)
     ws.cell(
         row=2,
         column=1,
         value="Inputs look these tables up by id (INDEX/MATCH). Edit a row to change a preset "
         "everywhere; fill an empty row to add your own.",
     )
-    input_font = Font(color=styles.INPUT_FONT_COLOR)
-    input_fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
+    text_look = styles.look(font={"color": styles.INPUT_FONT_COLOR}, fill=styles.INPUT_FILL)
+    number_look = styles.look(
+        font={"color": styles.INPUT_FONT_COLOR}, fill=styles.INPUT_FILL, number_format="#,##0.###"
+    )
     widest = max(len(c) for c in TABLE_COLUMNS.values())
     for table, cols in TABLE_COLUMNS.items():
         first, last = layout.tables[table]
-        ws.cell(row=first - 2, column=1, value=TABLE_TITLES[table]).font = Font(bold=True)
+        apply(ws.cell(row=first - 2, column=1, value=TABLE_TITLES[table]), BOLD_LOOK)
         for c, name in enumerate([*cols, "source"], start=1):
             ws.cell(row=first - 1, column=c, value=name)
         _style_header(ws, first - 1, len(cols) + 1)
@@ -431,13 +473,10 @@ def write_presets_sheet(
             row_no = first + k
             values, source = data[k] if k < len(data) else ([None] * len(cols), "")
             for c, v in enumerate(values, start=1):
-                cell = put_text(ws, row_no, c, v)
-                cell.font = input_font
-                cell.fill = input_fill
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    cell.number_format = "#,##0.###"
+                number = isinstance(v, (int, float)) and not isinstance(v, bool)
+                apply(put_text(ws, row_no, c, v), number_look if number else text_look)
             note = source if k < len(data) else "custom row: fill id, name and every field"
-            put_text(ws, row_no, len(cols) + 1, note).font = Font(color="595959", size=9)
+            apply(put_text(ws, row_no, len(cols) + 1, note), NOTE_LOOK)
     ws.column_dimensions["A"].width = 18
     ws.column_dimensions["B"].width = 34
     for c in range(3, widest + 2):

@@ -17,7 +17,6 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -48,6 +47,12 @@ def _cached(value: Any) -> tuple[str, str] | None:
         return "", repr(float(value)) if isinstance(value, float) else str(value)
     if isinstance(value, str):
         return ' t="str"', escape(value)
+
+
+def escape(text: str) -> str:
+    """XML character data: &, < and > escaped (as xml.sax.saxutils.escape, without
+    importing it: it pulls in urllib and http.client)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return None
 
 
@@ -58,21 +63,31 @@ def inject_cached_values(path: Path, values: dict[str, dict[str, Any]]) -> None:
         parts = sheet_parts(z)
         wanted = {parts[s]: v for s, v in values.items() if s in parts}
         fd, tmp_name = tempfile.mkstemp(suffix=".xlsx", dir=path.parent)
-        with open(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as out:
-            for item in z.infolist():
-                data = z.read(item.filename)
-                if item.filename in wanted:
-                    cells = wanted[item.filename]
-
-                    def fill(m: re.Match, cells: dict[str, Any] = cells) -> str:
-                        ref, attrs, formula, close = m.groups()
-                        cached = _cached(cells.get(ref))
-                        if cached is None:
-                            return m.group(0)
-                        t_attr, text = cached
-                        attrs = re.sub(r'\s+t="[^"]*"', "", attrs)
-                        return f'<c r="{ref}"{attrs}{t_attr}><f>{formula}</f><v>{text}</v>{close}'
-
-                    data = _CELL_RE.sub(fill, data.decode("utf-8")).encode("utf-8")
-                out.writestr(item, data)
+        try:
+            _rewrite(z, fd, wanted)
+        except BaseException:  # an error or an interruption (SIGTERM) leaves no temp file
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
     shutil.move(tmp_name, path)
+
+
+def _rewrite(z: zipfile.ZipFile, fd: int, wanted: dict[str, dict[str, Any]]) -> None:
+    """Copy every part of ``z`` to the open file ``fd``, filling cached values on the way."""
+    with open(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in z.infolist():
+            data = z.read(item.filename)
+            if item.filename in wanted:
+                cells = wanted[item.filename]
+
+                def fill(m: re.Match, cells: dict[str, Any] = cells) -> str:
+                    ref, attrs, formula, close = m.groups()
+                    cached = _cached(cells.get(ref))
+                    if cached is None:
+                        return m.group(0)
+                    t_attr, text = cached
+                    if ' t="' in attrs:
+                        attrs = re.sub(r'\s+t="[^"]*"', "", attrs)
+                    return f'<c r="{ref}"{attrs}{t_attr}><f>{formula}</f><v>{text}</v>{close}'
+
+                data = _CELL_RE.sub(fill, data.decode("utf-8")).encode("utf-8")
+            out.writestr(item, data)

@@ -7,6 +7,11 @@ number format (each trailing comma divides by 1,000).
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 NUMBER_FORMATS = {
     "count": "#,##0",
     "num1": "#,##0.0",
@@ -43,3 +48,64 @@ WORDS_CHARS_PER_LINE = 80
 LINE_HEIGHT_PT = 13
 
 COLUMN_WIDTHS = {"key": 28, "quantity": 42, "unit": 9, "scenario": 24, "words": 70, "source": 42}
+
+
+# --------------------------------------------------------------------------- looks
+#
+# A Look is one combination of font, fill, alignment and number format. Each
+# distinct Look is built once per workbook through openpyxl's public API on the
+# first cell that needs it; every later cell gets a copy of that cell's style
+# record (what openpyxl's own worksheet copy does), instead of new Font / Fill /
+# Alignment objects per cell, each hashed and looked up in the workbook's style
+# lists attribute by attribute. The file written is the same.
+
+
+@dataclass(frozen=True)
+class Look:
+    font: tuple[tuple[str, Any], ...] = ()  # Font keyword arguments
+    fill: str | None = None  # solid fill colour
+    align: tuple[tuple[str, Any], ...] = ()  # Alignment keyword arguments
+    number_format: str | None = None
+
+
+def look(
+    font: dict[str, Any] | None = None,
+    fill: str | None = None,
+    align: dict[str, Any] | None = None,
+    number_format: str | None = None,
+) -> Look:
+    return Look(
+        tuple(sorted((font or {}).items())),
+        fill,
+        tuple(sorted((align or {}).items())),
+        number_format,
+    )
+
+
+_MADE: weakref.WeakKeyDictionary[Any, dict[Look, Any]] = weakref.WeakKeyDictionary()
+
+
+def looks(wb: Any) -> Callable[[Any, Look], None]:
+    """``apply(cell, look)`` for the cells of workbook ``wb``: gives a freshly created
+    cell the font, fill, alignment and number format of ``look``."""
+    from openpyxl.styles import Alignment, Font, PatternFill
+    from openpyxl.styles.cell_style import StyleArray
+
+    made = _MADE.setdefault(wb, {})
+
+    def apply(cell: Any, how: Look) -> None:
+        style = made.get(how)
+        if style is not None:
+            cell._style = StyleArray(style)  # a copy: cells never share one style record
+            return
+        if how.font:
+            cell.font = Font(**dict(how.font))
+        if how.fill:
+            cell.fill = PatternFill("solid", fgColor=how.fill)
+        if how.align:
+            cell.alignment = Alignment(**dict(how.align))
+        if how.number_format:
+            cell.number_format = how.number_format
+        made[how] = StyleArray(cell._style)
+
+    return apply

@@ -1,0 +1,59 @@
+"""SIGTERM and SIGHUP end a command the way Ctrl-C does: by unwinding, so cleanup runs.
+
+By default Python dies on SIGTERM or SIGHUP at once, skipping every ``finally``:
+a LibreOffice or Gnumeric started in its own process group keeps running, and
+its temporary profile, the workbook copy and a half-written output file stay
+behind. Inside :func:`signals_unwind`, both signals raise :class:`Interrupted`
+in the main thread instead; the engines' ``finally`` blocks then kill the
+program's process group and remove their temporary directories, and the writers
+remove their temporary files. ``Interrupted`` derives from ``BaseException``
+(like ``KeyboardInterrupt``) so that ``except Exception`` never swallows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Interrupted(BaseException):
+    """A SIGTERM or SIGHUP arrived while a command ran."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(self.name)
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal number, as a shell reports a process ended by that signal."""
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def signals_unwind() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise :class:`Interrupted`.
+
+    A second signal during the cleanup that follows is ignored, so cleanup
+    finishes. Outside the main thread (where handlers cannot be set) this does
+    nothing. The previous handlers are restored afterwards.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupted(signum: int, _frame: object) -> None:
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, raise_interrupted) for sig in SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

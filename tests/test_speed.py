@@ -1,0 +1,49 @@
+"""What the speed work must not change: the templates read the same with libyaml's
+loader as with PyYAML's pure-Python one, and a look applied through the shared
+style records gives a cell exactly the style built attribute by attribute."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from sheetgen.paths import templates_dir
+from sheetgen.workbook import styles
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML built without libyaml")
+def test_templates_read_the_same_with_the_c_loader() -> None:
+    paths = sorted(templates_dir().glob("*.yaml"))
+    assert paths
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        pure = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506
+        fast = yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506
+        assert fast == pure, path.name
+
+
+def test_looks_equal_styles_built_per_cell() -> None:
+    from openpyxl import Workbook
+    from openpyxl.styles import Alignment, Font, PatternFill
+
+    wb = Workbook()
+    ws = wb.active
+    how = styles.look(
+        font={"color": styles.INPUT_FONT_COLOR, "italic": True},
+        fill=styles.INPUT_FILL,
+        align={"horizontal": "right", "vertical": "top", "wrap_text": False},
+        number_format="#,##0.00",
+    )
+    apply = styles.looks(wb)
+    first, second = ws["A1"], ws["A2"]
+    apply(first, how)
+    apply(second, how)  # the shared record, copied
+    manual = ws["A3"]
+    manual.font = Font(color=styles.INPUT_FONT_COLOR, italic=True)
+    manual.fill = PatternFill("solid", fgColor=styles.INPUT_FILL)
+    manual.alignment = Alignment(horizontal="right", vertical="top", wrap_text=False)
+    manual.number_format = "#,##0.00"
+    assert first.style_id == second.style_id == manual.style_id
+    assert first._style is not second._style  # copies, never one shared record
+    second.font = Font(bold=True)  # changing one cell later leaves the others alone
+    assert first.font.b is not True and first.style_id == manual.style_id
