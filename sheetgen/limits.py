@@ -79,6 +79,12 @@ RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "gpus_per_node": (1, 10**5, "GPUs per node"),
     "mem_headroom": (0, 0.99, "share of memory kept free"),
     "compute_efficiency": (1e-4, 1, "share of the dense peak"),
+    # Offload and paged KV cache (issue 12's settings).
+    "offload_optimizer": (0, 1, "a 1/0 switch"),
+    "offload_params": (0, 1, "a 1/0 switch"),
+    "host_buffer_factor": (1e-3, 100, "host bytes per offloaded byte"),
+    "kv_block_tokens": (1, 10**6, "tokens per KV-cache block"),
+    "inf_collective_latency_s": (0, 10, "seconds per all-reduce"),
 }
 # Model fields: whole numbers up to these (the lower bounds are in scenario.py).
 MODEL_LIMITS: dict[str, tuple[int, str]] = {
@@ -111,6 +117,7 @@ HARDWARE_LIMITS: dict[str, tuple[float, str]] = {
     "tdp_w": (10**5, "watts per chip"),
     "intra_node_gb_per_s": (10**6, "GB/s per GPU"),
     "inter_node_gb_per_s": (10**6, "GB/s per GPU"),
+    "host_gb_per_s": (10**6, "GB/s per GPU to host memory"),
 }
 
 

@@ -239,8 +239,10 @@ def _recipe(row: dict[str, Any], where: str) -> Recipe:
     from sheetgen.scenario import parse_number
 
     names = [f.name for f in fields(Recipe)]
+    numeric = [n for n in names if n.endswith("_bytes")]
+    required = ["id", "name", *numeric]  # the other fields (texts) have defaults
     unknown = [k for k in row if k not in names]
-    missing = [k for k in names if k not in row]
+    missing = [k for k in required if k not in row]
     if unknown or missing:
         what = (
             f"unknown field {short(unknown[0])}"
@@ -248,8 +250,9 @@ def _recipe(row: dict[str, Any], where: str) -> Recipe:
             else f"missing field {short(missing[0])}"
         )
         raise SheetgenError(where, f"{what}; a recipe has {', '.join(names)}")
-    values: dict[str, Any] = {"id": str(row["id"]), "name": str(row["name"])}
-    for key in names[2:]:
+    values: dict[str, Any] = {k: row[k] for k in row if k not in numeric}
+    values["id"], values["name"] = str(row["id"]), str(row["name"])
+    for key in numeric:
         v = parse_number(row[key], f"{where}.{key}")
         if not 0 <= v <= 64:
             raise SheetgenError(f"{where}.{key}", f"must be 0 to 64 bytes, got {v!r}")
