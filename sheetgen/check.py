@@ -6,9 +6,16 @@ found.  Kinds:
 
 * ``missing sheet`` / ``missing row`` — a sheet or a template row was deleted;
 * ``constant`` — a derived cell holds a typed value instead of its formula;
-* ``formula changed`` — a derived cell's formula is not the template's;
+* ``formula changed`` — a derived cell's formula is not the template's, compared as
+  token streams (``formula_compare``): a file re-saved by LibreOffice, Gnumeric or
+  Excel with no edits compares clean;
 * ``error value`` / ``blank`` — the cell computes to an error or nothing;
 * ``value differs`` — the recalculated value is not the reference's;
+* ``stored value differs`` — the value stored in the file (what viewers that do not
+  calculate, pandas and mail previews show) is not the formula's result;
+* ``defined name`` — a workbook name (``train_days_1``) is missing or does not point
+  at its key's cell for its scenario (other workbooks linking to it would get
+  another number);
 * ``check failed`` — an error check on the Checks sheet is 0;
 * ``input invalid`` — a scenario's inputs cannot be used (the reason says why).
 
@@ -18,12 +25,12 @@ kind ``warning`` and do not count as problems.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from sheetgen.errors import SheetgenError
+from sheetgen.formula_compare import same_formula
 
 PROBLEM_KINDS = (
     "missing sheet",
@@ -33,6 +40,8 @@ PROBLEM_KINDS = (
     "error value",
     "blank",
     "value differs",
+    "stored value differs",
+    "defined name",
     "check failed",
     "input invalid",
 )
@@ -69,14 +78,10 @@ class Report:
         return [asdict(f) for f in self.findings]
 
 
-def _norm_formula(text: str, template: str) -> str:
-    """Formula text for comparison.  Where the template spans a whole value column
-    ({sheet:…}, {all_sheets}), the range ends are dropped: deleting or adding a row
-    at the end of a sheet legitimately moves them."""
-    out = re.sub(r"\s+", "", text.lstrip("=")).upper()
-    if "{sheet:" in template or "{all_sheets}" in template:
-        out = re.sub(r"([A-Z]+\$)\d+:([A-Z]+\$)\d+", r"\1:\2", out)
-    return out
+def _whole_columns(template: str) -> bool:
+    """Where the template spans a whole value column ({sheet:…}, {all_sheets}), the
+    range ends are not compared: deleting or adding a row at a sheet's end moves them."""
+    return "{sheet:" in template or "{all_sheets}" in template
 
 
 def _is_error(v: Any) -> bool:
@@ -160,6 +165,7 @@ def check_workbook(
     where = str(path)
     wb = open_workbook(path)
     require_sheets(wb, where)
+    stored = open_workbook(path, data_only=True)
     inputs_layout = sheet_layout(wb["Inputs"])
     if inputs_layout is None or not inputs_layout.scenarios:
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
@@ -172,7 +178,11 @@ def check_workbook(
     for name, result in zip(names, results, strict=True):
         if isinstance(result, SheetgenError):
             field = result.field.rsplit(": ", 1)[-1]
-            findings.append(Finding("input invalid", "Inputs", field, name, detail=result.message))
+            # "Inputs!D10 (micro_batch)": an emptied or non-numeric cell, named by its key
+            cell, _, key = field.partition(" (")
+            detail = f"{cell}: {result.message}" if key else result.message
+            field = key.rstrip(")") if key else field
+            findings.append(Finding("input invalid", "Inputs", field, name, detail=detail))
         else:
             reference[name] = compute(result)
     compared = 0
@@ -197,6 +207,13 @@ def check_workbook(
                 )
                 findings.extend(found)
                 compared += n
+                if not row.input:
+                    findings.extend(
+                        _stored_findings(row, t.sheet, stored[t.sheet][cell.coordinate],
+                                         name, values, rel)
+                    )  # fmt: skip
+            if row.name and not row.mirror:
+                findings.extend(_name_findings(wb, row.key, t.sheet, r, sl))
     return Report(
         path=where, engine=engine, scenarios=names, findings=findings, cells_compared=compared
     )
@@ -205,7 +222,7 @@ def check_workbook(
 def _formula_findings(row: Any, sheet: str, cell: Any, i: int, name: str, layout: Any) -> list:
     """A typed value where a formula belongs, or a formula that is not the template's."""
     raw = cell.value
-    if not (isinstance(raw, str) and raw.startswith("=")):
+    if cell.data_type != "f" or not isinstance(raw, str):
         detail = f"{cell.coordinate} holds a typed value, not its formula"
         return [Finding("constant", sheet, row.key, name, actual=raw, detail=detail)]
     try:
@@ -213,7 +230,7 @@ def _formula_findings(row: Any, sheet: str, cell: Any, i: int, name: str, layout
     except KeyError as e:
         detail = f"cannot rebuild the template formula: {e}"
         return [Finding("formula changed", sheet, row.key, name, actual=raw, detail=detail)]
-    if _norm_formula(expected, row.formula or "") != _norm_formula(raw, row.formula or ""):
+    if not same_formula(expected, raw, _whole_columns(row.formula or "")):
         detail = f"{cell.coordinate} differs from the template"
         return [Finding("formula changed", sheet, row.key, name, expected, raw, detail)]
     return []
@@ -253,6 +270,52 @@ def _cell_findings(
             detail += f", relative difference {(actual - expected) / expected:+.3g}"
         found.append(Finding("value differs", sheet, row.key, name, expected, actual, detail))
     return found, 1
+
+
+def _stored_findings(
+    row: Any, sheet: str, cell: Any, name: str, values: dict, rel: float
+) -> list[Finding]:
+    """The cached value stored with a formula must be the formula's result."""
+    import datetime as dt
+
+    stored = cell.value
+    actual = values.get((sheet, row.key, name))
+    if stored is None or actual is None or _is_error(actual):
+        return []  # nothing stored (files written without a cache), or reported already
+    if isinstance(stored, (dt.datetime, dt.date)):
+        from openpyxl.utils.datetime import to_excel
+
+        stored = to_excel(stored)
+    if isinstance(stored, bool):
+        stored = int(stored)
+    if isinstance(actual, bool):
+        actual = int(actual)
+    if _is_error(stored) or not _same(stored, actual, rel):
+        detail = f"{cell.coordinate}: stored value differs from the formula's result"
+        return [Finding("stored value differs", sheet, row.key, name, actual, stored, detail)]
+    return []
+
+
+def _name_findings(wb: Any, key: str, sheet: str, row: int, sl: Any) -> list[Finding]:
+    """Each scenario's workbook name ``<key>_<n>`` points at its key's cell."""
+    from openpyxl.utils import get_column_letter, quote_sheetname
+
+    from sheetgen.formula_compare import formula_tokens
+
+    out = []
+    for i, scen in enumerate(sl.scenarios):
+        label = f"{key}_{i + 1}"
+        expected = f"{quote_sheetname(sheet)}!${get_column_letter(sl.first_col + i)}${row}"
+        defined = wb.defined_names.get(label)
+        if defined is None:
+            out.append(Finding("defined name", sheet, key, scen, expected, None,
+                               f"workbook name {label} is missing"))  # fmt: skip
+            continue
+        found = defined.attr_text or ""
+        if formula_tokens(found) != formula_tokens(expected):
+            out.append(Finding("defined name", sheet, key, scen, expected, found,
+                               f"workbook name {label} points elsewhere"))  # fmt: skip
+    return out
 
 
 def render_report(report: Report, fmt: str) -> str:

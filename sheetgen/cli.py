@@ -170,6 +170,8 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
             raise SheetgenError(f"--{required}", "required when no scenario file is given")
     item: dict[str, Any] = {"name": given.pop("scenario_name", None) or "Scenario 1"}
     item.update(given)
+    if "dp" in given:
+        _layout_matches(item)
     try:
         return [scenario_from_dict(item, 1)]
     except SheetgenError as e:
@@ -181,7 +183,51 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
         raise SheetgenError(flag, e.message) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineGroup(click.Group):
+    """Usage errors (unknown option, bad choice, missing argument) end in one line on
+    stderr and exit code 2, like every other bad input."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+        except click.UsageError as e:
+            message = " ".join(e.format_message().split())
+            if len(message) > 300:
+                message = message[:299] + "…"
+            click.echo(f"error: {message}", err=True)
+            sys.exit(2)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+            sys.exit(e.exit_code)
+
+
+def _layout_matches(item: dict[str, Any]) -> None:
+    """An explicit --dp must use exactly the GPUs planned: n_gpus = dp x tp x pp x cp."""
+    from sheetgen.scenario import RUN_DEFAULTS, parse_count
+
+    try:
+        n = {
+            k: parse_count(item.get(k, RUN_DEFAULTS[k]), k)
+            for k in ("n_gpus", "dp", "tp", "pp", "cp")
+        }
+    except SheetgenError:
+        return  # the field's own check names it
+    if n["n_gpus"] != n["dp"] * n["tp"] * n["pp"] * n["cp"]:
+        raise SheetgenError(
+            "--dp",
+            f"dp x tp x pp x cp = {n['dp']} x {n['tp']} x {n['pp']} x {n['cp']} = "
+            f"{n['dp'] * n['tp'] * n['pp'] * n['cp']} differs from --gpus {n['n_gpus']}; "
+            "make them agree or leave --dp out (it is derived)",
+        )
+
+
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sheetgen")
 def main() -> None:
     """LLM planning workbooks whose math lives in spreadsheet formulas."""
@@ -312,6 +358,8 @@ def generate_cmd(
         scenarios = scenarios_from_args(scenario_file, flags)
     if not scenarios:
         scenarios = load_scenarios(default_scenario_path())
+    if output is not None and not output.strip():
+        raise SheetgenError("--output", "is empty; give a file name such as plan.xlsx")
     if output is None:
         source = scenario_file or from_workbook
         stem = Path(source).stem if source else "sheetgen"
@@ -379,10 +427,10 @@ def pdf_cmd(
 
     The workbook is recalculated first, so edits made in a spreadsheet show.
     """
+    from sheetgen.workbook_io import check_xlsx
+
     seconds = parse_timeout(timeout)
-    src = Path(workbook)
-    if not src.is_file():
-        raise SheetgenError(str(src), "workbook not found")
+    src = check_xlsx(workbook)
     target = Path(output) if output else src.with_suffix(".pdf")
     _pdf_target(target, force)
     click.echo(f"wrote {_write_pdf(src, target, sheets or ('Summary',), seconds)}")
@@ -404,6 +452,7 @@ def check_cmd(workbook: str, engine: str, fmt: str, timeout: str | None) -> None
     Exit 0 when everything agrees, 1 when problems were found, 2 when the file
     cannot be read.  The file is never modified.
     """
+
     from sheetgen.check import check_workbook, render_report
 
     report = check_workbook(Path(workbook), engine=engine, timeout=parse_timeout(timeout))

@@ -10,21 +10,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import Hardware, Model, Recipe, Tables, make_hardware, make_model
 
 
 def _read_yaml(path: Path) -> Any:
-    import yaml
+    from sheetgen.yaml_load import load_yaml_file
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise SheetgenError(str(path), f"invalid YAML{where}: {getattr(e, 'problem', e)}") from None
+    return load_yaml_file(path, dates=True)
 
 
 # ---------------------------------------------------------------------------
@@ -78,7 +72,10 @@ def scan_directory(directory: Path, kind: str) -> dict[str, tuple[dict[str, Any]
         doc = _read_yaml(path)
         if not isinstance(doc, dict):
             raise SheetgenError(str(path), f"a {kind} preset must be a mapping")
-        pid = str(doc.get("id", path.stem))
+        raw_id = doc.get("id", path.stem)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int, float)):
+            raise SheetgenError(f"{path}.id", f"must be text, got {short(raw_id)}")
+        pid = str(raw_id)
         if pid in out:
             # Within one folder one file would silently replace the other; across
             # folders (layers) replacing is the point.
@@ -221,27 +218,78 @@ def find_scenario(name: str) -> Path | None:
     return None
 
 
+def _table(name: str, column: str) -> tuple[list[dict[str, Any]], str]:
+    """A table file's rows (mappings) and source, or a one-line error."""
+    path = presets_dir() / "tables" / f"{name}.yaml"
+    doc = _read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get(name), list) or not doc[name]:
+        raise SheetgenError(str(path), f"expected a mapping with a non-empty '{name}:' list")
+    for i, row in enumerate(doc[name], start=1):
+        if not isinstance(row, dict) or "id" not in row:
+            raise SheetgenError(
+                f"{path}: {name}[{i}]", f"must be a mapping with an id and {column}"
+            )
+    source = doc.get("source", "")
+    return doc[name], source if isinstance(source, str) else str(source)
+
+
+def _recipe(row: dict[str, Any], where: str) -> Recipe:
+    from dataclasses import fields
+
+    from sheetgen.scenario import parse_number
+
+    names = [f.name for f in fields(Recipe)]
+    numeric = [n for n in names if n.endswith("_bytes")]
+    required = ["id", "name", *numeric]  # the other fields (texts) have defaults
+    unknown = [k for k in row if k not in names]
+    missing = [k for k in required if k not in row]
+    if unknown or missing:
+        what = (
+            f"unknown field {short(unknown[0])}"
+            if unknown
+            else f"missing field {short(missing[0])}"
+        )
+        raise SheetgenError(where, f"{what}; a recipe has {', '.join(names)}")
+    values: dict[str, Any] = {k: row[k] for k in row if k not in numeric}
+    values["id"], values["name"] = str(row["id"]), str(row["name"])
+    for key in numeric:
+        v = parse_number(row[key], f"{where}.{key}")
+        if not 0 <= v <= 64:
+            raise SheetgenError(f"{where}.{key}", f"must be 0 to 64 bytes, got {v!r}")
+        values[key] = int(v) if v == int(v) else v
+    return Recipe(**values)
+
+
 @cache
 def tables() -> Tables:
     """Recipes and dtype sizes (presets/tables/)."""
-    rdoc = _read_yaml(presets_dir() / "tables" / "recipes.yaml")
-    ddoc = _read_yaml(presets_dir() / "tables" / "dtypes.yaml")
-    recipes = tuple(Recipe(**r) for r in rdoc["recipes"])
-    dtypes = tuple((d["id"], float(d["bytes"])) for d in ddoc["dtypes"])
-    return Tables(recipes=recipes, dtype_bytes=dtypes)
+    from sheetgen.scenario import parse_number
+
+    rrows, _ = _table("recipes", "bytes per state")
+    drows, _ = _table("dtypes", "bytes")
+    where = str(presets_dir() / "tables")
+    recipes = tuple(_recipe(r, f"{where}/recipes.yaml: {r['id']}") for r in rrows)
+    dtypes = []
+    for d in drows:
+        at = f"{where}/dtypes.yaml: {d['id']}"
+        nbytes = parse_number(d.get("bytes"), f"{at}.bytes")
+        if not 0 < nbytes <= 64:
+            raise SheetgenError(
+                f"{at}.bytes", f"must be more than 0 and at most 64, got {nbytes!r}"
+            )
+        dtypes.append((str(d["id"]), nbytes))
+    return Tables(recipes=recipes, dtype_bytes=tuple(dtypes))
 
 
 def table_sources() -> dict[str, str]:
-    rdoc = _read_yaml(presets_dir() / "tables" / "recipes.yaml")
-    ddoc = _read_yaml(presets_dir() / "tables" / "dtypes.yaml")
-    return {"recipes": rdoc.get("source", ""), "dtypes": ddoc.get("source", "")}
+    return {"recipes": _table("recipes", "")[1], "dtypes": _table("dtypes", "")[1]}
 
 
 def get_model(model_id: str, field: str = "model") -> Model:
     table = models()
     if model_id not in table:
         raise SheetgenError(
-            field, f"unknown model preset {model_id!r}; accepted: {', '.join(table)}"
+            field, f"unknown model preset {short(model_id)}; accepted: {', '.join(table)}"
         )
     return table[model_id]
 
@@ -250,7 +298,7 @@ def get_hardware(hw_id: str, field: str = "hardware") -> Hardware:
     table = hardware()
     if hw_id not in table:
         raise SheetgenError(
-            field, f"unknown hardware preset {hw_id!r}; accepted: {', '.join(table)}"
+            field, f"unknown hardware preset {short(hw_id)}; accepted: {', '.join(table)}"
         )
     return table[hw_id]
 

@@ -24,7 +24,16 @@ from dataclasses import dataclass, fields, replace
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
+from sheetgen.limits import (
+    HARDWARE_LIMITS,
+    MAX_TEXT_CHARS,
+    MODEL_LIMITS,
+    check_id,
+    check_range,
+    check_run_limit,
+    check_text,
+)
 
 # ---------------------------------------------------------------------------
 # Model and hardware
@@ -206,6 +215,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
 # 1899-12-30 for every date from 1900-03-01 on (Excel's phantom 1900-02-29).
 EXCEL_EPOCH = dt.date(1899, 12, 30)
 DATE_MIN = dt.date(1901, 1, 1)
+# The spend-by-month table reaches 36 months and up to 4 fiscal years past the start;
+# every date it shows must stay before the spreadsheets' last date, 9999-12-31.
+DATE_MAX = dt.date(9994, 12, 31)
 
 
 def excel_serial(day: dt.date) -> int:
@@ -686,13 +698,13 @@ class Tables:
         for r in self.recipes:
             if r.id == recipe_id:
                 return r
-        raise SheetgenError("recipe", f"unknown recipe {recipe_id!r}")
+        raise SheetgenError("recipe", f"unknown recipe {short(recipe_id)}")
 
     def dtype(self, dtype_id: str) -> float:
         for name, nbytes in self.dtype_bytes:
             if name == dtype_id:
                 return nbytes
-        raise SheetgenError("dtype", f"unknown dtype {dtype_id!r}")
+        raise SheetgenError("dtype", f"unknown dtype {short(dtype_id)}")
 
 
 @dataclass(frozen=True)
@@ -732,39 +744,42 @@ _COUNT_RE = re.compile(
 def parse_count(value: Any, field: str) -> int:
     """A whole count such as ``15.6T``, ``4Mi``, ``4_194_304`` or ``1e12``."""
     if isinstance(value, bool):
-        raise SheetgenError(field, f"expected a whole number, got {value!r}")
+        raise SheetgenError(field, f"expected a whole number, got {short(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, float):
         if not math.isfinite(value) or value != int(value):
-            raise SheetgenError(field, f"expected a whole number, got {value!r}")
+            raise SheetgenError(field, f"expected a whole number, got {short(value)}")
         return int(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= 400:
         m = _COUNT_RE.match(value)
         if m and m.group(2).upper() in _SUFFIX:
             number = float(m.group(1).replace("_", "").replace(",", ""))
             total = number * _SUFFIX[m.group(2).upper()]
+            if not math.isfinite(total):
+                raise SheetgenError(field, f"{short(value)} is too large to be a count")
             if total == int(total):
                 return int(total)
-            raise SheetgenError(field, f"{value!r} is not a whole number of tokens")
+            raise SheetgenError(field, f"{short(value)} is not a whole number")
     raise SheetgenError(
         field,
-        f"cannot read {value!r} as a count; use a whole number, optionally with a suffix "
+        f"cannot read {short(value)} as a count; use a whole number, optionally with a suffix "
         "K, M, B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 15.6T",
     )
 
 
 def parse_number(value: Any, field: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise SheetgenError(field, f"expected a number, got {value!r}")
-    if isinstance(value, str):
-        try:
-            value = float(value.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise SheetgenError(field, f"expected a number, got {value!r}") from None
-    value = float(value)
+        raise SheetgenError(field, f"expected a number, got {short(value)}")
+    raw = value
+    try:
+        if isinstance(value, str):
+            value = value.replace("_", "").replace(",", "")
+        value = float(value)
+    except (ValueError, OverflowError):
+        raise SheetgenError(field, f"expected a number, got {short(raw)}") from None
     if not math.isfinite(value):
-        raise SheetgenError(field, f"expected a finite number, got {value!r}")
+        raise SheetgenError(field, f"expected a finite number, got {short(raw)}")
     return value
 
 
@@ -777,12 +792,18 @@ def parse_date(value: Any, field: str) -> dt.date:
             value = dt.date.fromisoformat(value.strip())
         except ValueError:
             raise SheetgenError(
-                field, f"expected an ISO date such as 2027-01-01, got {value!r}"
+                field, f"expected an ISO date such as 2027-01-01, got {short(value)}"
             ) from None
     if not isinstance(value, dt.date):
-        raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {value!r}")
+        raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {short(value)}")
     if value < DATE_MIN:
         raise SheetgenError(field, f"must be {DATE_MIN.isoformat()} or later, got {value}")
+    if value > DATE_MAX:
+        raise SheetgenError(
+            field,
+            f"must be {DATE_MAX.isoformat()} or earlier (the plan's months and fiscal years "
+            f"must end by 9999-12-31), got {value}",
+        )
     return value
 
 
@@ -800,30 +821,34 @@ def _run_value(key: str, value: Any) -> Any:
         low, high = INT_RANGES.get(key, (1, None))
         if n < low or (high is not None and n > high):
             accepted = f">= {low}" if high is None else f"from {low} to {high}"
-            raise SheetgenError(key, f"must be a whole number {accepted}, got {value!r}")
+            raise SheetgenError(key, f"must be a whole number {accepted}, got {short(value)}")
+        check_run_limit(key, n, value)
         return n
     if kind == "choice":
         if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
-            raise SheetgenError(key, f"got {value!r}; accepted: {', '.join(CHOICES[key])}")
+            raise SheetgenError(key, f"got {short(value)}; accepted: {', '.join(CHOICES[key])}")
         return value.strip().lower()
     number = parse_number(value, key)
     if kind == "fraction":
         if not 0 < number <= 1:
-            raise SheetgenError(key, f"must be a fraction in (0, 1], got {value!r}")
+            raise SheetgenError(key, f"must be a fraction in (0, 1], got {short(value)}")
+        check_run_limit(key, number, value)
         return number
     if kind == "share":
         if not 0 <= number < 1:
-            raise SheetgenError(key, f"must be a share in [0, 1), got {value!r}")
+            raise SheetgenError(key, f"must be a share in [0, 1), got {short(value)}")
+        check_run_limit(key, number, value)
         return number
     if key in ("pue", "host_buffer_factor") and number < 1:
         what = "facility power / IT power" if key == "pue" else "host bytes per offloaded byte"
         raise SheetgenError(key, f"must be >= 1 ({what}), got {value!r}")
     if key == "pue" and number < 1:
-        raise SheetgenError(key, f"must be >= 1 (facility power / IT power), got {value!r}")
+        raise SheetgenError(key, f"must be >= 1 (facility power / IT power), got {short(value)}")
     if key in NONNEGATIVE_FIELDS and number < 0:
-        raise SheetgenError(key, f"must be >= 0, got {value!r}")
+        raise SheetgenError(key, f"must be >= 0, got {short(value)}")
     if key not in NONNEGATIVE_FIELDS and number <= 0:
-        raise SheetgenError(key, f"must be > 0, got {value!r}")
+        raise SheetgenError(key, f"must be > 0, got {short(value)}")
+    check_run_limit(key, number, value)
     return int(number) if number == int(number) else number
 
 
@@ -833,7 +858,7 @@ def _phase(item: Any, run: Run, where: str) -> Phase:
         item = {f.name: getattr(item, f.name) for f in fields(Phase)}
     if not isinstance(item, dict):
         raise SheetgenError(
-            where, f"each phase must be a mapping of {', '.join(PHASE_FIELDS)}, got {item!r}"
+            where, f"each phase must be a mapping of {', '.join(PHASE_FIELDS)}, got {short(item)}"
         )
     for key in item:
         if key not in PHASE_FIELDS:
@@ -847,12 +872,14 @@ def _phase(item: Any, run: Run, where: str) -> Phase:
         raw = item.get(key, getattr(run, key) if key != "tokens" else None)
         n = parse_count(raw, f"{where}.{key}")
         if n < 1:
-            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= 1, got {raw!r}")
+            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= 1, got {short(raw)}")
+        check_run_limit("train_tokens" if key == "tokens" else key, n, raw, f"{where}.{key}")
         values[key] = n
     raw = item.get("mfu", run.mfu)
     mfu = parse_number(raw, f"{where}.mfu")
     if not 0 < mfu <= 1:
-        raise SheetgenError(f"{where}.mfu", f"must be a fraction in (0, 1], got {raw!r}")
+        raise SheetgenError(f"{where}.mfu", f"must be a fraction in (0, 1], got {short(raw)}")
+    check_run_limit("mfu", mfu, raw, f"{where}.mfu")
     values["mfu"] = mfu
     return Phase(**values)
 
@@ -861,7 +888,9 @@ def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):
-        raise SheetgenError(where, f"must be a list of at most {PHASE_SLOTS} phases, got {value!r}")
+        raise SheetgenError(
+            where, f"must be a list of at most {PHASE_SLOTS} phases, got {short(value)}"
+        )
     if len(value) > PHASE_SLOTS:
         raise SheetgenError(
             where, f"at most {PHASE_SLOTS} phases fit the workbook's slots, got {len(value)}"
@@ -872,13 +901,17 @@ def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
 def _sweep(value: Any, where: str) -> tuple[int, ...]:
     if not isinstance(value, (list, tuple)) or len(value) != SWEEP_POINTS:
         raise SheetgenError(
-            where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {value!r}"
+            where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {short(value)}"
         )
     out = []
     for i, raw in enumerate(value):
         n = parse_count(raw, f"{where}[{i + 1}]")
         if n < 1:
-            raise SheetgenError(f"{where}[{i + 1}]", f"must be a whole number >= 1, got {raw!r}")
+            raise SheetgenError(
+                f"{where}[{i + 1}]", f"must be a whole number >= 1, got {short(raw)}"
+            )
+        limit = "seq_len" if where.endswith("sweep_seq_lens") else "n_gpus"
+        check_run_limit(limit, n, raw, f"{where}[{i + 1}]")
         out.append(n)
     return tuple(out)
 
@@ -928,11 +961,13 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
             n = parse_count(spec[key], f"{where}.{key}")
         except SheetgenError:
             raise SheetgenError(
-                f"{where}.{key}", f"expected a whole number, got {spec[key]!r}"
+                f"{where}.{key}", f"expected a whole number, got {short(spec[key])}"
             ) from None
         low = 1 if key in MODEL_POSITIVE_FIELDS else 0
         if n < low:
             raise SheetgenError(f"{where}.{key}", f"must be a whole number >= {low}, got {n}")
+        if key in MODEL_LIMITS:
+            check_range(f"{where}.{key}", n, low, *MODEL_LIMITS[key], spec[key])
         if key in MODEL_FLAG_FIELDS and n not in (0, 1):
             raise SheetgenError(f"{where}.{key}", f"must be 0 or 1, got {n}")
         values[key] = n
@@ -940,7 +975,9 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
         if key in spec:
             v = spec[key]
             if not isinstance(v, str) or v.lower() not in accepted:
-                raise SheetgenError(f"{where}.{key}", f"got {v!r}; accepted: {', '.join(accepted)}")
+                raise SheetgenError(
+                    f"{where}.{key}", f"got {short(v)}; accepted: {', '.join(accepted)}"
+                )
             values[key] = v.lower()
     for key in ("n_layers", "hidden_size", "n_heads", "ffn_size", "vocab_size"):
         if key not in values:
@@ -982,13 +1019,14 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
         for key in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
             if values.get(key, 0) < 1:
                 raise SheetgenError(f"{where}.{key}", "must be >= 1 for MLA (kv_lora_rank > 0)")
-    values["id"] = str(spec.get("id") or "custom")
-    values["name"] = str(spec.get("name") or values["id"])
-    values["source"] = str(spec.get("source") or "")
+    values.update(_texts(spec, where))
+    values["source"] = check_text(
+        _as_text(spec.get("source") or ""), f"{where}.source", MAX_TEXT_CHARS, name=False
+    )
     if spec.get("params_published") is not None:
-        values["params_published"] = parse_count(
-            spec["params_published"], f"{where}.params_published"
-        )
+        n = parse_count(spec["params_published"], f"{where}.params_published")
+        check_range(f"{where}.params_published", n, 1, *MODEL_LIMITS["params_published"], n)
+        values["params_published"] = n
     return Model(**values)
 
 
@@ -1009,13 +1047,37 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
         low_ok = v >= 0 if key in HARDWARE_ZERO_OK else v > 0
         if not low_ok:
             rule = ">= 0" if key in HARDWARE_ZERO_OK else "> 0"
-            raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {spec[key]!r}")
+            raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {short(spec[key])}")
+        check_range(f"{where}.{key}", v, 0, *HARDWARE_LIMITS[key], spec[key])
         values[key] = v
-    values["id"] = str(spec.get("id") or "custom")
-    values["name"] = str(spec.get("name") or values["id"])
+    values.update(_texts(spec, where))
     sources = spec.get("sources") or {}
-    values["sources"] = tuple((str(k), str(v)) for k, v in sources.items())
+    if not isinstance(sources, dict):
+        raise SheetgenError(
+            f"{where}.sources", f"must map a field to its source, got {short(sources)}"
+        )
+    values["sources"] = tuple(
+        (
+            check_text(_as_text(k), f"{where}.sources", MAX_TEXT_CHARS, name=False),
+            check_text(_as_text(v), f"{where}.sources.{k}", MAX_TEXT_CHARS, name=False),
+        )
+        for k, v in sources.items()
+    )
     return Hardware(**values)
+
+
+def _as_text(value: Any) -> str:
+    """Numbers and dates YAML parsed from an id or a source, as the text written."""
+    if isinstance(value, (str, int, float, dt.date)) and not isinstance(value, bool):
+        return str(value)
+    return value  # check_text names the field and the value
+
+
+def _texts(spec: dict[str, Any], where: str) -> dict[str, str]:
+    """``id`` (default "custom") and ``name`` (default: the id), checked as names."""
+    model_id = check_id(_as_text(spec.get("id") or "custom"), f"{where}.id")
+    name = check_text(_as_text(spec.get("name") or model_id), f"{where}.name")
+    return {"id": model_id, "name": name}
 
 
 def with_overrides(model: Model, overrides: dict[str, Any], where: str = "model") -> Model:

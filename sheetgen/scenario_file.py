@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from sheetgen import presets
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
+from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import (
     HARDWARE_FIELDS,
@@ -35,7 +36,9 @@ def _model(spec: Any, where: str):
         from sheetgen.scenario import make_model
 
         return make_model(spec, where)
-    raise SheetgenError(where, f"expected a preset id or a mapping of model fields, got {spec!r}")
+    raise SheetgenError(
+        where, f"expected a preset id or a mapping of model fields, got {short(spec)}"
+    )
 
 
 def _hardware(spec: Any, where: str):
@@ -55,7 +58,7 @@ def _hardware(spec: Any, where: str):
             spec = merged
         return make_hardware(spec, where)
     raise SheetgenError(
-        where, f"expected a preset id or a mapping of hardware fields, got {spec!r}"
+        where, f"expected a preset id or a mapping of hardware fields, got {short(spec)}"
     )
 
 
@@ -69,11 +72,9 @@ def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
     """One scenario from a mapping (``name``, ``model``, ``hardware``, run settings)."""
     where = f"scenarios[{index}]"
     if not isinstance(item, dict):
-        raise SheetgenError(where, f"each scenario must be a mapping, got {item!r}")
+        raise SheetgenError(where, f"each scenario must be a mapping, got {short(item)}")
     item = dict(item)
-    name = item.pop("name", None) or f"Scenario {index}"
-    if not isinstance(name, str):
-        raise SheetgenError(f"{where}.name", f"must be text, got {name!r}")
+    name = check_text(item.pop("name", None) or f"Scenario {index}", f"{where}.name")
     if "model" not in item:
         raise SheetgenError(f"{where}.model", "missing; give a preset id or a mapping")
     if "hardware" not in item:
@@ -99,44 +100,28 @@ def validate(scenario: Scenario, where: str = "") -> None:
         )
 
 
-def _loader() -> type:
-    """A safe YAML loader that leaves dates as text, so that sheetgen validates them
-    (PyYAML's own date parsing raises on e.g. 2025-13-01 instead of naming the field)."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    return Loader
-
-
 def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario]:
-    import yaml
+    from sheetgen.yaml_load import load_yaml
 
-    try:
-        doc = yaml.load(text, Loader=_loader())  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise SheetgenError(source, f"YAML syntax error at {where}: {problem}") from None
+    doc = load_yaml(text, source)
     if not isinstance(doc, dict) or "scenarios" not in doc:
         raise SheetgenError(source, "expected a mapping with a 'scenarios:' list")
     extra = [k for k in doc if k != "scenarios"]
     if extra:
-        raise SheetgenError(f"{source}: {extra[0]}", "unknown top-level key; accepted: scenarios")
+        raise SheetgenError(
+            f"{source}: {short(extra[0])}", "unknown top-level key; accepted: scenarios"
+        )
     items = doc["scenarios"]
     if not isinstance(items, list) or not items:
         raise SheetgenError(f"{source}: scenarios", "must be a non-empty list of scenarios")
+    check_scenario_count(len(items), f"{source}: scenarios")
     scenarios = unique_custom_ids([scenario_from_dict(item, i + 1) for i, item in enumerate(items)])
     names = [s.name for s in scenarios]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise SheetgenError(f"{source}: scenarios", f"duplicate scenario name {dupes[0]!r}")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise SheetgenError(f"{source}: scenarios", f"duplicate scenario name {short(n)}")
+        seen.add(n)
     return scenarios
 
 
@@ -171,6 +156,10 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SheetgenError(str(path), "scenario file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SheetgenError(str(path), f"cannot read scenario file: {e}") from None
+    except IsADirectoryError:
+        raise SheetgenError(str(path), "is a directory, not a scenario file") from None
+    except UnicodeDecodeError:
+        raise SheetgenError(str(path), "cannot read scenario file: not UTF-8 text") from None
+    except OSError as e:
+        raise SheetgenError(str(path), f"cannot read scenario file: {e.strerror}") from None
     return load_scenarios_text(text, source=str(path))

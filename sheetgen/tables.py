@@ -19,6 +19,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
 
     rows: list[dict[str, Any]] = []
     if kind == "models":
+        presets.models()  # validated first: a broken file ends in one line
         docs = presets.model_docs()
         origin = presets.origins("models")
         for mid, m in presets.models().items():
@@ -32,12 +33,13 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "layers": m.n_layers,
                     "hidden": m.hidden_size,
                     "heads": f"{m.n_heads}/{m.n_kv_heads}",
-                    "as_of": docs[mid].get("as_of", ""),
+                    "as_of": docs.get(mid, {}).get("as_of", ""),
                     "origin": origin[mid],
                     "source": m.source,
                 }
             )
     elif kind == "hardware":
+        presets.hardware()  # validated first: a broken file ends in one line
         docs = presets.hardware_docs()
         origin = presets.origins("hardware")
         prices = presets.hardware_prices()
@@ -56,7 +58,7 @@ def presets_frame(kind: str) -> pd.DataFrame:
                     "inter_node_gb_s": hw.inter_node_gb_per_s,
                     "host_gb_s": hw.host_gb_per_s,
                     "price_per_gpu_hour": prices.get(hid, {}).get("price_per_gpu_hour", ""),
-                    "as_of": docs[hid].get("as_of", ""),
+                    "as_of": docs.get(hid, {}).get("as_of", ""),
                     "origin": origin[hid],
                     "source": sources.get("peak_bf16_tflops", ""),
                 }
@@ -86,8 +88,12 @@ def compute_records(scenarios: list[Scenario]) -> list[dict[str, Any]]:
 
     unit_of = units()
     records = []
+    from sheetgen.limits import check_results
+
     for s in scenarios:
-        for key, value in compute(s).items():
+        result = compute(s)
+        check_results(s.name, result)
+        for key, value in result.items():
             records.append(
                 {"scenario": s.name, "key": key, "value": value, "unit": unit_of.get(key, "")}
             )
@@ -112,12 +118,30 @@ def _fmt_value(v: Any) -> str:
     return f"{v:,.4f}".rstrip("0").rstrip(".")
 
 
+# A CSV field starting with one of these is a formula to a spreadsheet that opens
+# the file (OWASP, "CSV Injection"): such text fields get a leading apostrophe.
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with text cells that a spreadsheet would run as formulas prefixed by '."""
+
+    def esc(v: Any) -> Any:
+        return "'" + v if isinstance(v, str) and v.startswith(CSV_FORMULA_STARTS) else v
+
+    out = df.copy()
+    for col in out.columns:
+        out[col] = out[col].map(esc).astype(object)
+    out.columns = [esc(c) for c in out.columns]
+    return out
+
+
 def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
     """table (aligned text), csv or json (a list of records)."""
     if fmt == "json":
         return json.dumps(df.to_dict(orient="records"), indent=1, default=float)
     if fmt == "csv":
-        return df.to_csv(index=False).rstrip("\n")
+        return csv_safe(df).to_csv(index=False).rstrip("\n")
     if wide and {"scenario", "key", "value", "unit"} <= set(df.columns):
         table = df.pivot_table(
             index=["key", "unit"], columns="scenario", values="value", aggfunc="first", sort=False

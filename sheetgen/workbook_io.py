@@ -13,24 +13,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .xls
 REQUIRED_SHEETS = ("Inputs", "Presets")
 
 
-def open_workbook(path: str | Path, data_only: bool = False) -> Any:
-    """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
-    import openpyxl
-
+def check_xlsx(path: str | Path) -> Path:
+    """``path`` if it is a readable .xlsx zip, else a one-line SheetgenError saying why
+    (missing, a directory, empty, encrypted or legacy .xls, not a zip, corrupt)."""
     path = Path(path)
     where = str(path)
     if not path.exists():
         raise SheetgenError(where, "file not found")
     if path.is_dir():
         raise SheetgenError(where, "is a directory, not an .xlsx workbook")
-    with open(path, "rb") as fh:
-        head = fh.read(8)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as e:
+        raise SheetgenError(where, f"cannot be read: {e.strerror}") from None
+    if not head:
+        raise SheetgenError(where, "is empty, not an .xlsx workbook")
     if head == OLE_MAGIC:
         raise SheetgenError(
             where,
@@ -43,12 +47,29 @@ def open_workbook(path: str | Path, data_only: bool = False) -> Any:
         with zipfile.ZipFile(path) as z:
             bad = z.testzip()
             if bad is not None:
-                raise SheetgenError(where, f"is corrupt (damaged member {bad})")
+                raise SheetgenError(where, f"is corrupt (damaged member {short(bad)})")
             if "xl/workbook.xml" not in z.namelist():
                 raise SheetgenError(where, "is a zip archive but not an .xlsx workbook")
-        return openpyxl.load_workbook(path, data_only=data_only)
     except SheetgenError:
         raise
+    except Exception as e:  # noqa: BLE001 - zipfile raises many kinds on damaged files
+        raise SheetgenError(where, f"is corrupt: {type(e).__name__}: {short(str(e))}") from None
+    return path
+
+
+def open_workbook(path: str | Path, data_only: bool = False) -> Any:
+    """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
+    import openpyxl
+
+    path = check_xlsx(path)
+    where = str(path)
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            # e.g. "Workbook contains no default style" on files Gnumeric saved
+            warnings.simplefilter("ignore")
+            return openpyxl.load_workbook(path, data_only=data_only)
     except Exception as e:  # openpyxl raises many kinds on damaged files
         raise SheetgenError(
             where, f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
@@ -111,8 +132,9 @@ def scenario_names(wb: Any, cached: Any | None = None) -> list[str]:
     names = []
     for i in range(len(layout.scenarios)):
         col = layout.first_col + i
-        value = ws.cell(row=row, column=col).value
-        if isinstance(value, str) and value.startswith("=") and cached is not None:
+        cell = ws.cell(row=row, column=col)
+        value = cell.value
+        if cell.data_type == "f" and cached is not None:
             value = cached["Inputs"].cell(row=row, column=col).value
         names.append("" if value is None else str(value))
     return names
@@ -149,8 +171,9 @@ def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, 
             ):
                 values = {}
                 for c, h in enumerate(headers, start=1):
-                    v = ws.cell(row=r, column=c).value
-                    if isinstance(v, str) and v.startswith("=") and cached is not None:
+                    cell = ws.cell(row=r, column=c)
+                    v = cell.value
+                    if cell.data_type == "f" and cached is not None:
                         v = cached.cell(row=r, column=c).value
                     values[h] = v
                 if values.get("id") not in (None, ""):
@@ -176,6 +199,29 @@ class WorkbookInputs:
     names: list[str]
     values: list[dict[str, Any]]  # per scenario: input key -> value
     tables: dict[str, list[dict[str, Any]]]
+    # per scenario: the first input cell that is empty or not a number, else None
+    problems: list[SheetgenError | None] = field(default_factory=list)
+
+
+NUMERIC_KINDS = ("int", "float", "fraction", "share")
+
+
+def input_cell(ws: Any, cached: Any, row: int, col: int, key: str, numeric: bool) -> Any:
+    """The value of one input cell (a formula's cached result), or a SheetgenError naming
+    the sheet, cell and key when it is empty or, for a number, holds text or an error:
+    ``generate --from`` must not quietly substitute a default."""
+    cell = ws.cell(row=row, column=col)
+    v = cell.value
+    if cell.data_type == "f":
+        v = cached.cell(row=row, column=col).value
+    at = f"{ws.title}!{cell.coordinate} ({key})"
+    if v is None or (isinstance(v, str) and not v.strip()):
+        raise SheetgenError(
+            at, "is empty; type a value (no default is assumed for an emptied cell)"
+        )
+    if numeric and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        raise SheetgenError(at, f"must be a number, got {short(v)}")
+    return _clean(v)
 
 
 def read_inputs(path: str | Path) -> WorkbookInputs:
@@ -195,24 +241,29 @@ def read_inputs(path: str | Path) -> WorkbookInputs:
     if missing:
         raise SheetgenError(where, f"sheet 'Inputs' has no row {missing[0]!r}")
     values = []
+    problems: list[SheetgenError | None] = []
     for i, _name in enumerate(layout.scenarios):
         col = layout.first_col + i
-        item = {}
-        for key in wanted:
-            if key not in layout.rows:
-                continue  # an older workbook without this input: the default applies
-            v = ws.cell(row=layout.rows[key], column=col).value
-            if isinstance(v, str) and v.startswith("="):
-                if key in DERIVED_IN_WORKBOOK:
+        item: dict[str, Any] = {}
+        problem = None
+        try:
+            for key in wanted:
+                if key not in layout.rows:
+                    continue  # an older workbook without this input: the default applies
+                row = layout.rows[key]
+                if key in DERIVED_IN_WORKBOOK and ws.cell(row=row, column=col).data_type == "f":
                     continue  # the workbook's own formula: the scenario derives it too
-                v = cached["Inputs"].cell(row=layout.rows[key], column=col).value
-            if v is None:
-                continue
-            item[key] = _clean(v)
-        item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
+                numeric = key in RUN_FIELDS and RUN_FIELDS[key][0] in NUMERIC_KINDS
+                item[key] = input_cell(ws, cached["Inputs"], row, col, key, numeric)
+            item.update(_list_inputs(ws, layout, col, cached["Inputs"]))
+        except SheetgenError as e:
+            problem = e
         values.append(item)
+        problems.append(problem)
     tables = read_tables(wb["Presets"], cached["Presets"])
-    return WorkbookInputs(names=scenario_names(wb, cached), values=values, tables=tables)
+    return WorkbookInputs(
+        names=scenario_names(wb, cached), values=values, tables=tables, problems=problems
+    )
 
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:
@@ -221,17 +272,14 @@ def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[st
 
     def cell(key: str) -> Any:
         if key not in layout.rows:
-            return None
-        v = ws.cell(row=layout.rows[key], column=col).value
-        if isinstance(v, str) and v.startswith("="):
-            v = cached.cell(row=layout.rows[key], column=col).value
-        return _clean(v)
+            return None  # an older workbook without this input: the default applies
+        return input_cell(ws, cached, layout.rows[key], col, key, numeric=True)
 
     out: dict[str, Any] = {}
     phases = []
     for i in range(1, PHASE_SLOTS + 1):
         tokens = cell(f"phase_{i}_tokens")
-        if tokens in (None, 0, ""):
+        if tokens in (None, 0):
             continue  # an unused slot
         phase = {f: cell(f"phase_{i}_{f}") for f in PHASE_FIELDS}
         phases.append({k: v for k, v in phase.items() if v is not None})
@@ -295,7 +343,11 @@ def scenario_results(path: str | Path) -> list:
             ) from None
     scenarios: list = []
     for i, (name, item) in enumerate(zip(data.names, data.values, strict=True)):
-        at = f"{where}: Inputs column {name!r}"
+        at = f"{where}: Inputs column {short(name)}"
+        if data.problems[i] is not None:
+            e = data.problems[i]
+            scenarios.append(SheetgenError(f"{where}: {e.field}", e.message))
+            continue
         try:
             scenarios.append(
                 _scenario(name or f"Scenario {i + 1}", dict(item), models, hardware, tables, at)
@@ -306,28 +358,33 @@ def scenario_results(path: str | Path) -> list:
 
 
 def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, at: str):
+    from sheetgen.limits import check_text
     from sheetgen.scenario import Scenario, make_run
     from sheetgen.scenario_file import validate
 
+    check_text(name, f"{at}: scenario name")
     model_id = str(item.pop("model", ""))
     hw_id = str(item.pop("hardware", ""))
     if model_id not in models:
         raise SheetgenError(
-            f"{at}: model", f"{model_id!r} is not an id in the Presets models table"
+            f"{at}: model", f"{short(model_id)} is not an id in the Presets models table"
         )
     if hw_id not in hardware:
         raise SheetgenError(
-            f"{at}: hardware", f"{hw_id!r} is not an id in the Presets hardware table"
+            f"{at}: hardware", f"{short(hw_id)} is not an id in the Presets hardware table"
         )
     where = at.split(": Inputs")[0]
     from sheetgen import presets
     from sheetgen.scenario import make_hardware, make_model
 
     model = _table_preset(
-        models[model_id], make_model, presets.models(), f"{where}: Presets model {model_id!r}"
+        models[model_id], make_model, presets.models(), f"{where}: Presets model {short(model_id)}"
     )
     hw = _table_preset(
-        hardware[hw_id], make_hardware, presets.hardware(), f"{where}: Presets hardware {hw_id!r}"
+        hardware[hw_id],
+        make_hardware,
+        presets.hardware(),
+        f"{where}: Presets hardware {short(hw_id)}",
     )
     try:
         run = make_run(item)

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
 
 if TYPE_CHECKING:  # pragma: no cover
     from sheetgen.scenario import Scenario
@@ -27,20 +27,26 @@ def write_workbook(
     from sheetgen.workbook.cache import inject_cached_values
 
     path = Path(path)
+    if not str(path).strip() or path.name in ("", ".", ".."):
+        raise SheetgenError(
+            "--output", f"{short(str(path))} is not a file name; give e.g. plan.xlsx"
+        )
     if path.suffix.lower() != ".xlsx":
-        raise SheetgenError("--output", f"{path} must end in .xlsx")
+        raise SheetgenError("--output", f"{short(str(path))} must end in .xlsx")
     if path.is_dir():
         raise SheetgenError("--output", f"{path} is a directory")
     if path.exists() and not force:
         raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
     if not scenarios:
         raise SheetgenError("scenarios", "no scenarios to write")
+    wb, cached = build(scenarios)  # validates every result before anything is written
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{path.stem}-", suffix=".xlsx.tmp", dir=path.parent
+        )
     except OSError as e:
-        raise SheetgenError("--output", f"cannot create {path.parent}: {e.strerror}") from None
-    wb, cached = build(scenarios)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".xlsx.tmp", dir=path.parent)
+        raise SheetgenError("--output", f"cannot write in {path.parent}: {e.strerror}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:

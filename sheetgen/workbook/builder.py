@@ -22,6 +22,7 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 
 from sheetgen.scenario import HARDWARE_FIELDS, Model
 from sheetgen.workbook import styles
+from sheetgen.workbook.cells import put_text, text_cell
 from sheetgen.workbook.templates import (
     GROUP_RE,
     KEY_RE,
@@ -313,9 +314,12 @@ def write_sheet(
     ]
     sheet_cache = cached.setdefault(t.sheet, {})
     for c, text in enumerate(headers, start=1):
-        cell = ws.cell(row=HEADER_ROW, column=c, value=text)
         if FIRST_SCENARIO_COL <= c < FIRST_SCENARIO_COL + n:
+            # a formula sheetgen wrote (the name on Inputs), cached as the name
+            cell = ws.cell(row=HEADER_ROW, column=c, value=text)
             sheet_cache[cell.coordinate] = scenarios[c - FIRST_SCENARIO_COL].name
+        else:
+            put_text(ws, HEADER_ROW, c, text)
     _style_header(ws, HEADER_ROW, ncols)
     cw = styles.SUMMARY_WIDTHS if summary else styles.COLUMN_WIDTHS
     scenario_width = cw["scenario"] if n <= 4 else cw["scenario_many"]
@@ -366,6 +370,7 @@ def write_sheet(
             cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
             if formula is None:
                 cell.value = reference[i][r.key]  # the scenario's input (reference.inputs)
+                text_cell(cell)
             else:
                 cell.value = formula.replace(COLUMN, letter)
                 sheet_cache[f"{letter}{row_no}"] = reference[i][r.key]
@@ -490,9 +495,9 @@ def write_presets_sheet(
             values, source = data[k] if k < len(data) else ([None] * len(cols), "")
             for c, v in enumerate(values, start=1):
                 number = isinstance(v, (int, float)) and not isinstance(v, bool)
-                apply(ws.cell(row=row_no, column=c, value=v), number_look if number else text_look)
+                apply(put_text(ws, row_no, c, v), number_look if number else text_look)
             note = source if k < len(data) else "custom row: fill id, name and every field"
-            apply(ws.cell(row=row_no, column=len(cols) + 1, value=note), NOTE_LOOK)
+            apply(put_text(ws, row_no, len(cols) + 1, note), NOTE_LOOK)
             printing.fit_row(ws, row_no, [(note, PRESETS_SOURCE_WIDTH)])
     ws.column_dimensions["A"].width = 18
     ws.column_dimensions["B"].width = 34
@@ -529,6 +534,7 @@ def build(
     """
     from openpyxl import Workbook
 
+    from sheetgen.limits import check_results, check_scenario_count
     from sheetgen.reference import compute
     from sheetgen.workbook import presentation
     from sheetgen.workbook.templates import load_templates
@@ -537,7 +543,10 @@ def build(
     table_rows = preset_rows(scenarios)
     n_presets = {t: len(r) for t, r in table_rows.items()}
     layout = plan_layout(templates, len(scenarios), n_presets)
+    check_scenario_count(len(scenarios), "scenarios")
     reference = [compute(s) for s in scenarios]
+    for s, result in zip(scenarios, reference, strict=True):
+        check_results(s.name, result)  # before anything is written
     wb = Workbook()
     wb.remove(wb.active)
     cached: dict[str, dict[str, Any]] = {}

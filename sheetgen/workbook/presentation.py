@@ -13,6 +13,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from sheetgen.workbook.builder import FIRST_SCENARIO_COL, HEADER_ROW, Layout
+from sheetgen.workbook.cells import put_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
@@ -329,7 +330,7 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
         head = ws.cell(row=row, column=1, value=label)
         head.font = Font(bold=True)
         head.alignment = Alignment(vertical="top")
-        cell = ws.cell(row=row, column=2, value=text)
+        cell = put_text(ws, row, 2, text)
         cell.alignment = Alignment(wrap_text=True, vertical="top")
         ws.row_dimensions[row].height = 15 * (1 + len(text) // 105)
         row += 1

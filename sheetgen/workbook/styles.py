@@ -106,7 +106,10 @@ def looks(wb: Any) -> Callable[[Any, Look], None]:
     def apply(cell: Any, how: Look) -> None:
         style = made.get(how)
         if style is not None:
+            # Keep the quote prefix user text may carry (workbook/cells.py).
+            quoted = getattr(cell._style, "quotePrefix", 0)
             cell._style = StyleArray(style)  # a copy: cells never share one style record
+            cell._style.quotePrefix = quoted
             return
         if how.font:
             cell.font = Font(**dict(how.font))

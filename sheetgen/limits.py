@@ -1,0 +1,219 @@
+"""Sane ranges for every number and text a user can give, checked before anything
+is computed or written.
+
+The ranges are generous (far beyond any training run planned today) but finite:
+they keep every formula and every reference value inside a double and a
+spreadsheet's date range, so a typo such as ``--gpus 1e295`` ends in one line
+instead of an overflow, a 0-day answer or a workbook full of #NUM!.  Each bound
+says why it is there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+from typing import Any
+
+from sheetgen.errors import SheetgenError, short
+
+# Excel's grid (Microsoft, "Excel specifications and limits"): 16,384 columns per
+# sheet.  Every sheet holds key, quantity, unit, one column per scenario, formula
+# in words and source: five columns besides the scenarios.
+SHEET_COLUMNS = 16_384
+MAX_SCENARIOS = SHEET_COLUMNS - 5
+
+# The last date Excel and LibreOffice can show (serial 2,958,465).
+DATE_MAX = dt.date(9999, 12, 31)
+
+# Names and ids appear in column headers, drop-down lists and chart legends;
+# 100 characters is longer than any model or scenario name in use.  Sources and
+# descriptions are free text up to 2,000 characters (the longest shipped source
+# is about 700).  Excel's own cell limit is 32,767.
+MAX_NAME_CHARS = 100
+MAX_TEXT_CHARS = 2_000
+# Excel's MATCH and LibreOffice (for .xlsx files) treat these as wildcards in a
+# looked-up id: "llama*" would silently pick the first id starting with "llama".
+ID_WILDCARDS = "*?~"
+
+# Run settings: (lowest, highest, why).  Whole-number settings keep INT_RANGES'
+# lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
+_COUNT = "beyond any cluster planned (the largest today are ~10^5 GPUs)"
+RUN_LIMITS: dict[str, tuple[float, float, str]] = {
+    "n_gpus": (1, 10**7, _COUNT),
+    "train_tokens": (1, 10**17, "100,000x Llama 3's 15.6T tokens"),
+    "seq_len": (1, 10**8, "100M tokens, 10x the longest context published"),
+    "micro_batch": (1, 10**6, "sequences per GPU per pass"),
+    "global_batch_tokens": (1, 10**12, "tokens per optimizer step"),
+    "causal_factor": (1e-4, 1, "share of attention FLOPs performed"),
+    "mfu": (1e-4, 1, "below 0.01% the plan would take millennia"),
+    "goodput": (1e-4, 1, "share of time spent training"),
+    "price_per_gpu_hour": (0, 10**4, "USD per GPU-hour"),
+    "price_per_gpu_hour_reserved": (0, 10**4, "USD per GPU-hour"),
+    "pue": (1, 10, "facility power / IT power"),
+    "electricity_price_per_kwh": (0, 100, "USD per kWh"),
+    "contingency": (0, 1, "at most 100% on top of the cost"),
+    "measured_tokens_per_s_per_gpu": (0, 10**9, "tokens/s per GPU"),
+    "measured_step_seconds": (0, 10**7, "seconds per step (about 4 months)"),
+    "measured_peak_mem": (0, 10**15, "bytes per GPU (1 PB)"),
+    "inf_batch": (1, 10**7, "concurrent sequences"),
+    "inf_context": (1, 10**8, "tokens per sequence"),
+    "prompt_len": (1, 10**8, "tokens per prompt"),
+    "output_len": (1, 10**8, "tokens per answer"),
+    "inf_tp": (1, 10**5, "GPUs serving one replica"),
+    "quant_scale_bytes": (0, 8, "bytes per weight added by scales"),
+    "inf_compute_eff": (1e-4, 1, "share of the dense peak"),
+    "inf_bw_eff": (1e-4, 1, "share of HBM bandwidth"),
+    "inf_overhead_bytes": (0, 10**15, "bytes per GPU (1 PB)"),
+    "overhead_bytes": (0, 10**15, "bytes per GPU (1 PB)"),
+    "logits_bytes": (0, 16, "bytes per value"),
+    "dropout_mask_bytes": (0, 16, "bytes per value"),
+    "dp": (1, 10**7, _COUNT),
+    "tp": (1, 10**5, "GPUs splitting one layer"),
+    "pp": (1, 10**5, "pipeline stages"),
+    "cp": (1, 10**5, "GPUs splitting one sequence"),
+    "ep": (1, 10**5, "GPUs splitting the experts"),
+    "zero_stage": (0, 3, "ZeRO stages"),
+    "sequence_parallel": (0, 1, "a 1/0 switch"),
+    "pp_microbatches": (0, 10**9, "micro-batches per step; 0 = derived from the batch"),
+    "pp_virtual_stages": (1, 10**5, "model chunks per GPU"),
+    "gpus_per_node": (1, 10**5, "GPUs per node"),
+    "mem_headroom": (0, 0.99, "share of memory kept free"),
+    "compute_efficiency": (1e-4, 1, "share of the dense peak"),
+    # Offload and paged KV cache (issue 12's settings).
+    "offload_optimizer": (0, 1, "a 1/0 switch"),
+    "offload_params": (0, 1, "a 1/0 switch"),
+    "host_buffer_factor": (1e-3, 100, "host bytes per offloaded byte"),
+    "kv_block_tokens": (1, 10**6, "tokens per KV-cache block"),
+    "inf_collective_latency_s": (0, 10, "seconds per all-reduce"),
+    # Budget proposal settings: energy switch, cost range, sensitivity, months.
+    "price_includes_power": (0, 1, "a 1/0 switch"),
+    "mfu_low": (1e-4, 1, "below 0.01% the plan would take millennia"),
+    "mfu_high": (1e-4, 1, "below 0.01% the plan would take millennia"),
+    "goodput_low": (1e-4, 1, "share of time spent training"),
+    "goodput_high": (1e-4, 1, "share of time spent training"),
+    "sensitivity_step": (1e-4, 0.99, "a relative change below 100%"),
+    "month_horizon": (1, 36, "months the spend table holds"),
+    "fiscal_year_start_month": (1, 12, "a calendar month"),
+}
+# Model fields: whole numbers up to these (the lower bounds are in scenario.py).
+MODEL_LIMITS: dict[str, tuple[int, str]] = {
+    "n_layers": (10**5, "layers (GPT-3 has 96)"),
+    "hidden_size": (10**7, "hidden width"),
+    "n_heads": (10**6, "attention heads"),
+    "n_kv_heads": (10**6, "KV heads"),
+    "head_dim": (10**6, "head width"),
+    "ffn_size": (10**8, "MLP width"),
+    "vocab_size": (10**9, "vocabulary entries"),
+    "n_experts": (10**6, "routed experts"),
+    "experts_per_token": (10**6, "experts per token"),
+    "n_shared_experts": (10**6, "shared experts"),
+    "moe_ffn_size": (10**8, "expert MLP width"),
+    "n_dense_layers": (10**5, "dense layers"),
+    "q_lora_rank": (10**7, "query latent width"),
+    "kv_lora_rank": (10**7, "KV latent width"),
+    "qk_nope_head_dim": (10**6, "head width"),
+    "qk_rope_head_dim": (10**6, "head width"),
+    "v_head_dim": (10**6, "head width"),
+    "norms_per_layer": (100, "norms per layer"),
+    "params_published": (10**16, "parameters"),
+}
+# Hardware fields: up to these (peaks in TFLOP/s, memory in GB, bandwidth TB/s or GB/s).
+HARDWARE_LIMITS: dict[str, tuple[float, str]] = {
+    "peak_bf16_tflops": (10**6, "TFLOP/s per chip (1 exaFLOP/s)"),
+    "peak_fp8_tflops": (10**6, "TFLOP/s per chip (1 exaFLOP/s)"),
+    "mem_gb": (10**6, "GB per chip (1 PB)"),
+    "hbm_tbps": (10**4, "TB/s per chip"),
+    "tdp_w": (10**5, "watts per chip"),
+    "intra_node_gb_per_s": (10**6, "GB/s per GPU"),
+    "inter_node_gb_per_s": (10**6, "GB/s per GPU"),
+    "host_gb_per_s": (10**6, "GB/s per GPU to host memory"),
+}
+
+
+def _num(x: float) -> str:
+    if x == int(x) and abs(x) >= 10**5:
+        return f"10^{len(str(int(x))) - 1}" if str(int(x)).strip("0") == "1" else f"{x:,.0f}"
+    return f"{x:g}"
+
+
+def check_range(field: str, value: float, low: float, high: float, why: str, raw: Any) -> None:
+    """``low <= value <= high`` or a one-line error saying the accepted range and why."""
+    if not low <= value <= high:
+        raise SheetgenError(
+            field, f"must be from {_num(low)} to {_num(high)} ({why}), got {short(raw)}"
+        )
+
+
+def check_run_limit(key: str, value: float, raw: Any, field: str | None = None) -> None:
+    if key in RUN_LIMITS:
+        low, high, why = RUN_LIMITS[key]
+        check_range(field or key, value, low, high, why, raw)
+
+
+def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bool = True) -> str:
+    """A name, id or source as text: no control characters (names: none at all;
+    free text: tabs and line breaks allowed), at most ``max_chars`` characters."""
+    if not isinstance(value, str):
+        raise SheetgenError(field, f"must be text, got {short(value)}")
+    allowed = "" if name else "\t\n\r"
+    for ch in value:
+        if ch not in allowed and unicodedata.category(ch) in ("Cc", "Cs"):
+            raise SheetgenError(
+                field,
+                f"contains the control character U+{ord(ch):04X}; remove it ({short(value)})",
+            )
+    if len(value) > max_chars:
+        raise SheetgenError(
+            field, f"is {len(value):,} characters; at most {max_chars} accepted ({short(value)})"
+        )
+    return value
+
+
+def check_id(value: Any, field: str) -> str:
+    """An id: a name without the wildcards Excel's MATCH would expand."""
+    text = check_text(value, field)
+    bad = [ch for ch in ID_WILDCARDS if ch in text]
+    if bad:
+        raise SheetgenError(
+            field,
+            f"must not contain {bad[0]!r} (a wildcard in spreadsheet lookups), got {short(text)}",
+        )
+    if not text.strip():
+        raise SheetgenError(field, "must not be blank")
+    return text
+
+
+def check_scenario_count(n: int, field: str) -> None:
+    if n > MAX_SCENARIOS:
+        raise SheetgenError(
+            field,
+            f"{n:,} scenarios; a sheet holds at most {MAX_SCENARIOS:,} "
+            f"({SHEET_COLUMNS:,} columns, 5 of them for keys, labels and notes)",
+        )
+
+
+def check_results(name: str, result: dict[str, Any]) -> None:
+    """Computed values a workbook can hold: a finish date no later than 9999-12-31
+    (the last date Excel and LibreOffice show) and finite numbers."""
+    import math
+
+    from sheetgen.scenario import date_from_serial, excel_serial
+
+    dates = [v for k, v in result.items() if k.startswith("finish_date")]
+    finish = max((v for v in dates if isinstance(v, (int, float))), default=None)
+    if isinstance(finish, (int, float)) and not finish <= excel_serial(DATE_MAX):
+        days = result.get("train_days_wall", float("nan"))
+        raise SheetgenError(
+            f"scenario {short(name)}: start_date",
+            f"the run ({days:,.0f} wall-clock days) would finish after "
+            f"{DATE_MAX.isoformat()}, the last date a spreadsheet can show; "
+            "plan fewer tokens, more GPUs or an earlier start",
+        )
+    if isinstance(finish, (int, float)):
+        date_from_serial(finish)  # representable
+    for key, value in result.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SheetgenError(
+                f"scenario {short(name)}: {key}",
+                f"computes to {value!r}; an input is out of proportion to the others",
+            )
