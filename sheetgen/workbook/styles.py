@@ -22,10 +22,10 @@ NUMBER_FORMATS = {
     "gb": "#,##0.00,,,",
     "billions": "#,##0,,,",
     "bytes_kib": '#,##0" B"',
-    "flops": "0.00E+00",
+    "flops": "##0.00E+0",  # engineering notation: 38.00E+24, exponents in steps of 3
     "tflops": "#,##0.0,,,,",
     "share": '[>1]#,##0.0"×";0.0%',
-    "sci": "0.00E+00",
+    "sci": "##0.00E+0",
     "pct": "0.0%",
     "usd": '"$"#,##0',
     "usd2": '"$"#,##0.00',
