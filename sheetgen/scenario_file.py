@@ -151,15 +151,6 @@ def unique_custom_ids(scenarios: list[Scenario]) -> list[Scenario]:
 
 
 def load_scenarios(path: str | Path) -> list[Scenario]:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SheetgenError(str(path), "scenario file not found") from None
-    except IsADirectoryError:
-        raise SheetgenError(str(path), "is a directory, not a scenario file") from None
-    except UnicodeDecodeError:
-        raise SheetgenError(str(path), "cannot read scenario file: not UTF-8 text") from None
-    except OSError as e:
-        raise SheetgenError(str(path), f"cannot read scenario file: {e.strerror}") from None
-    return load_scenarios_text(text, source=str(path))
+    from sheetgen.yaml_load import read_text
+
+    return load_scenarios_text(read_text(path, "scenario file"), source=str(path))

@@ -104,19 +104,23 @@ def load_yaml(text: str, source: str, dates: bool = False) -> Any:
         loader.dispose()
 
 
-def load_yaml_file(path: Any, dates: bool = False) -> Any:
-    """``load_yaml`` of a file; unreadable files are one-line errors too."""
+def read_text(path: Any, what: str = "YAML file") -> str:
+    """A UTF-8 text file's contents; a missing or unreadable file is one line naming ``what``."""
     from pathlib import Path
 
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise SheetgenError(str(path), "file not found") from None
+        raise SheetgenError(str(path), f"{what} not found") from None
     except IsADirectoryError:
-        raise SheetgenError(str(path), "is a directory, not a YAML file") from None
+        raise SheetgenError(str(path), f"is a directory, not a {what}") from None
     except UnicodeDecodeError:
-        raise SheetgenError(str(path), "is not UTF-8 text") from None
+        raise SheetgenError(str(path), f"cannot read {what}: not UTF-8 text") from None
     except OSError as e:
-        raise SheetgenError(str(path), f"cannot read: {e.strerror}") from None
-    return load_yaml(text, str(path), dates=dates)
+        raise SheetgenError(str(path), f"cannot read {what}: {e.strerror}") from None
+
+
+def load_yaml_file(path: Any, dates: bool = False) -> Any:
+    """``load_yaml`` of a file; unreadable files are one-line errors too."""
+    return load_yaml(read_text(path), str(path), dates=dates)
