@@ -41,6 +41,18 @@ class RecalcError(Exception):
     """A recalculation engine is missing, timed out, crashed or produced no output."""
 
 
+def require_program(found: str | None, env_var: str, program: str, package: str) -> str:
+    """``found`` (an executable's path), or a RecalcError saying why there is none:
+    the ``env_var`` override is not an executable, or ``program`` is not installed."""
+    if found is not None:
+        return found
+    import os
+
+    hint = os.environ.get(env_var, "").strip()
+    detail = f"{env_var}={hint!r} is not an executable" if hint else "not found"
+    raise RecalcError(f"{program} {detail}; install {package} or set {env_var}")
+
+
 def require_file(src: Path) -> Path:
     src = Path(src)
     if not src.is_file():

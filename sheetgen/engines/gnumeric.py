@@ -21,7 +21,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from sheetgen.engines.common import RecalcError, Values, read_values, require_file
+from sheetgen.engines.common import (
+    RecalcError,
+    Values,
+    read_values,
+    require_file,
+    require_program,
+)
 from sheetgen.engines.processes import remove_tree, run_isolated, tail
 
 XLSX_EXPORTER = "Gnumeric_Excel:xlsx2"
@@ -49,13 +55,9 @@ def values_gnumeric(src: Path, timeout: float = 120) -> Values:
             valid .xlsx.
     """
     src = require_file(src)
-    ssconvert = find_ssconvert()
-    if ssconvert is None:
-        hint = os.environ.get("SHEETGEN_SSCONVERT", "").strip()
-        detail = f"SHEETGEN_SSCONVERT={hint!r} is not an executable" if hint else "not found"
-        raise RecalcError(
-            f"Gnumeric (ssconvert) {detail}; install gnumeric or set SHEETGEN_SSCONVERT"
-        )
+    ssconvert = require_program(
+        find_ssconvert(), "SHEETGEN_SSCONVERT", "Gnumeric (ssconvert)", "gnumeric"
+    )
     work = Path(tempfile.mkdtemp(prefix="sheetgen-gnumeric-"))
     try:
         home = work / "home"

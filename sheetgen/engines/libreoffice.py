@@ -28,7 +28,13 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sheetgen.engines.common import RecalcError, Values, read_values, require_file
+from sheetgen.engines.common import (
+    RecalcError,
+    Values,
+    read_values,
+    require_file,
+    require_program,
+)
 from sheetgen.engines.processes import remove_tree, run_isolated, tail
 
 XLSX_FILTER = "xlsx:Calc MS Excel 2007 XML"
@@ -78,14 +84,9 @@ def libreoffice_available() -> bool:
 
 
 def _soffice_or_raise() -> str:
-    soffice = find_soffice()
-    if soffice is None:
-        hint = os.environ.get("SHEETGEN_SOFFICE", "").strip()
-        detail = f"SHEETGEN_SOFFICE={hint!r} is not an executable" if hint else "not found"
-        raise RecalcError(
-            f"LibreOffice (soffice) {detail}; install LibreOffice or set SHEETGEN_SOFFICE"
-        )
-    return soffice
+    return require_program(
+        find_soffice(), "SHEETGEN_SOFFICE", "LibreOffice (soffice)", "LibreOffice"
+    )
 
 
 def safe_stem(src: Path) -> str:
