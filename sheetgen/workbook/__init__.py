@@ -23,8 +23,8 @@ def write_workbook(
     file intact.  With ``cache_values`` the reference values are stored as the
     formulas' cached results, so viewers that do not calculate still show numbers.
     """
+    from sheetgen.workbook import xlsx_writer
     from sheetgen.workbook.builder import build
-    from sheetgen.workbook.cache import inject_cached_values
 
     path = Path(path)
     if not str(path).strip() or path.name in ("", ".", ".."):
@@ -50,9 +50,7 @@ def write_workbook(
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        wb.save(tmp)
-        if cache_values:
-            inject_cached_values(tmp, cached)
+        xlsx_writer.save(wb, tmp, cached if cache_values else None)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a workbook is not

@@ -1,0 +1,163 @@
+"""Save a built workbook: openpyxl writes every part, sheetgen writes the cell rows.
+
+openpyxl serialises each cell through an element tree (et_xmlfile in pure
+Python where lxml is absent): about 30 µs a cell, most of the time `generate`
+spends on a large workbook.  Here the ``<sheetData>`` of each worksheet is
+written as text, cell by cell, with exactly what openpyxl 3.1 writes for the
+cells sheetgen makes (numbers, booleans, dates, inline strings, formulas,
+hyperlinks), plus each formula's cached value (``cache.cached_xml``) in the
+same pass.  Everything else of the sheet (dimension, views, columns,
+conditional formats, validations, print set-up, drawings) and every other part
+of the package comes from openpyxl's own writer; a sheet holding anything this
+writer does not handle (comments, rich text, array or data-table formulas) is
+written by openpyxl whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections import defaultdict
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from openpyxl.cell.rich_text import CellRichText
+from openpyxl.utils.datetime import to_excel
+from openpyxl.worksheet._writer import WorksheetWriter
+from openpyxl.writer.excel import ExcelWriter
+from openpyxl.xml.functions import Element
+
+from sheetgen.workbook.cache import cached_xml, escape
+
+_EMPTY_SHEET_DATA = re.compile(rb"<sheetData\s*/>|<sheetData>\s*</sheetData>")
+
+
+class Unsupported(Exception):
+    """A cell this writer leaves to openpyxl (its sheet is then written by openpyxl)."""
+
+
+def save(wb: Any, path: Path, cached: dict[str, dict[str, Any]] | None = None) -> None:
+    """Write ``wb`` to ``path`` as openpyxl's ``Workbook.save`` would, storing
+    ``cached[sheet][cell]`` as the cached result of each formula cell."""
+    from zipfile import ZIP_DEFLATED, ZipFile
+
+    # What openpyxl's save_workbook does before writing.
+    wb.properties.modified = dt.datetime.now(tz=dt.timezone.utc).replace(tzinfo=None)
+    with ZipFile(path, "w", ZIP_DEFLATED, allowZip64=True) as archive:
+        _Writer(wb, archive, cached or {}).write_data()
+
+
+class _Writer(ExcelWriter):
+    def __init__(self, wb: Any, archive: Any, cached: dict[str, dict[str, Any]]) -> None:
+        super().__init__(wb, archive)
+        self._cached = cached
+
+    def write_worksheet(self, ws: Any) -> None:
+        try:
+            rows, links = sheet_data(ws, self._cached.get(ws.title, {}))
+        except Unsupported:
+            super().write_worksheet(ws)
+            return
+        from openpyxl.drawing.spreadsheet_drawing import SpreadsheetDrawing
+
+        # As ExcelWriter.write_worksheet, with the rows spliced in.
+        ws._drawing = SpreadsheetDrawing()
+        ws._drawing.charts = ws._charts
+        ws._drawing.images = ws._images
+        writer = _RowlessWriter(ws, out=BytesIO())  # empties ws._hyperlinks
+        ws._hyperlinks.extend(links)
+        writer.write()
+        ws._rels = writer._rels
+        xml, n = _EMPTY_SHEET_DATA.subn(lambda _: rows.encode("utf-8"), writer.read(), count=1)
+        if n != 1:  # pragma: no cover - openpyxl changed how it writes an empty sheetData
+            raise RuntimeError(f"sheet {ws.title!r}: no empty <sheetData> to fill")
+        self._archive.writestr(ws.path[1:], xml)
+        self.manifest.append(ws)
+
+
+class _RowlessWriter(WorksheetWriter):
+    """openpyxl's worksheet writer with an empty ``<sheetData/>`` in place of the rows."""
+
+    def write_rows(self) -> None:
+        xf = self.xf.send(True)
+        xf.write(Element("sheetData"))
+        self.xf.send(None)
+
+
+def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
+    """The ``<sheetData>`` element of ``ws`` as text and the hyperlinks of its cells
+    (written after the rows); raises ``Unsupported`` for a cell it leaves to openpyxl."""
+    style_ids = ws.parent._cell_styles  # IndexedList: add() gives a style's index
+    epoch = ws.parent.epoch
+    iso_dates = ws.parent.iso_dates
+    dims = ws.row_dimensions
+    rows: dict[int, list[Any]] = defaultdict(list)
+    for (row, _col), cell in sorted(ws._cells.items()):
+        rows[row].append(cell)
+    for row in dims.keys() - rows.keys():  # styled or sized rows without cells
+        rows[row] = []
+    out = ["<sheetData>"]
+    links = []
+    append = out.append
+    for row in sorted(rows):
+        attrs = "".join(f' {k}="{_attr(v)}"' for k, v in dims[row]) if row in dims else ""
+        append(f'<row r="{row}"{attrs}>')
+        for cell in rows[row]:
+            if cell._comment is not None:
+                raise Unsupported("comment")
+            value = cell._value
+            styled = cell.has_style
+            if value is None and not styled:
+                continue
+            ref = cell.coordinate
+            s = f' s="{style_ids.add(cell._style)}"' if styled else ""
+            kind = cell.data_type
+            if cell.hyperlink:
+                links.append(cell.hyperlink)
+            if kind == "f":
+                if not isinstance(value, str):
+                    raise Unsupported("array or data-table formula")
+                found = cached_xml(cached.get(ref))
+                if found is None:
+                    append(f'<c r="{ref}"{s}><f>{escape(value[1:])}</f><v/></c>')
+                else:
+                    t, text = found
+                    append(f'<c r="{ref}"{s}{t}><f>{escape(value[1:])}</f><v>{text}</v></c>')
+            elif kind == "s":
+                if isinstance(value, CellRichText):
+                    raise Unsupported("rich text")
+                if value is None or value == "":
+                    append(f'<c r="{ref}"{s} t="inlineStr"/>')
+                    continue
+                stripped = value.strip()
+                space = ' xml:space="preserve"' if stripped and stripped != value else ""
+                append(f'<c r="{ref}"{s} t="inlineStr"><is><t{space}>{escape(value)}</t></is></c>')
+            elif value is None:
+                append(f'<c r="{ref}"{s} t="{kind}"/>')
+            elif kind == "d":
+                if getattr(value, "tzinfo", None) is not None:
+                    raise TypeError("Excel does not support timezones in datetimes")
+                if iso_dates and not isinstance(value, dt.timedelta):
+                    append(f'<c r="{ref}"{s} t="d"><v>{value.isoformat()}</v></c>')
+                else:
+                    append(f'<c r="{ref}"{s} t="n"><v>{_number(to_excel(value, epoch))}</v></c>')
+            elif kind in ("n", "b"):
+                append(f'<c r="{ref}"{s} t="{kind}"><v>{_number(value)}</v></c>')
+            else:  # "e" (an error value), "str", "inlineStr"
+                append(f'<c r="{ref}"{s} t="{kind}"><v>{escape(str(value))}</v></c>')
+        append("</row>")
+    append("</sheetData>")
+    return "".join(out), links
+
+
+def _number(value: Any) -> str:
+    """A number as openpyxl writes it (``compat.safe_string``): 16 significant digits."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return f"{value:.16g}"
+
+
+def _attr(text: str) -> str:
+    return escape(text).replace('"', "&quot;")

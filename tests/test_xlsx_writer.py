@@ -1,0 +1,149 @@
+"""sheetgen's row writer writes what openpyxl's own writer writes (issue 14).
+
+Compared part by part after XML canonicalisation (C14N: attribute order, quoting
+and empty-element spelling normalised), so any difference in a cell's
+reference, style, type, value, formula or row attribute fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.workbook import xlsx_writer
+from sheetgen.workbook.builder import build
+
+GENERATED = dt.datetime(2026, 1, 2, 3, 4, 5)
+
+
+def parts(path: Path) -> dict[str, str]:
+    """Every part, canonicalised; the save time in the core properties left out."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            data = z.read(name).decode("utf-8")
+            if name == "docProps/core.xml":
+                continue
+            out[name] = ET.canonicalize(data) if data.lstrip().startswith("<") else data
+    return out
+
+
+def assert_same_parts(ours: Path, theirs: Path) -> None:
+    a, b = parts(ours), parts(theirs)
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert a[name] == b[name], f"part {name} differs from openpyxl's"
+
+
+def test_default_workbook_equals_openpyxls_save(tmp_path: Path) -> None:
+    scenarios = load_scenarios(default_scenario_path())
+    wb, _ = build(scenarios, GENERATED)
+    wb.save(tmp_path / "openpyxl.xlsx")
+    wb, _ = build(scenarios, GENERATED)
+    xlsx_writer.save(wb, tmp_path / "ours.xlsx")
+    assert_same_parts(tmp_path / "ours.xlsx", tmp_path / "openpyxl.xlsx")
+
+
+def odd_workbook() -> openpyxl.Workbook:
+    """Every kind of cell the row writer handles, and two it leaves to openpyxl."""
+    from openpyxl.comments import Comment
+    from openpyxl.styles import Font
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Cells & <things>"
+    ws["A1"] = "  leading and trailing spaces  "
+    ws["A2"] = "a < b & c > d \"quoted\" 'single'"
+    ws["A3"] = '=SUM(B1:B3)&"<&>"'
+    ws["A4"] = True
+    ws["A5"] = False
+    ws["A6"] = 0.1 + 0.2
+    ws["A7"] = 12345678901234567890
+    ws["A8"] = dt.datetime(2027, 1, 1, 12, 30)
+    ws["A9"] = dt.date(1999, 12, 31)
+    ws["A10"] = "#N/A"
+    ws["A11"] = ""
+    ws["A12"] = "émoji 🚀 and ünïcode"
+    ws["A13"] = "line one\nline two"
+    ws["B1"].font = Font(bold=True)  # styled, empty
+    ws["B2"] = '=HYPERLINK("https://example.com","x")'
+    ws["B3"] = "link"
+    ws["B3"].hyperlink = "https://example.com/a?b=1&c=2"
+    ws["C5"] = -0.0
+    ws["C6"] = 1e-300
+    ws["C7"] = 123.456e200
+    ws.row_dimensions[20].height = 33  # a sized row without cells
+    ws.row_dimensions[3].hidden = True
+    ws["A10"].data_type = "e"
+    noted = wb.create_sheet("Noted")  # a comment: written by openpyxl whole
+    noted["A1"] = 1
+    noted["A1"].comment = Comment("a note", "sheetgen")
+    return wb
+
+
+def test_every_kind_of_cell_equals_openpyxls_save(tmp_path: Path) -> None:
+    odd_workbook().save(tmp_path / "openpyxl.xlsx")
+    xlsx_writer.save(odd_workbook(), tmp_path / "ours.xlsx")
+    assert_same_parts(tmp_path / "ours.xlsx", tmp_path / "openpyxl.xlsx")
+    back = openpyxl.load_workbook(tmp_path / "ours.xlsx")
+    assert back["Noted"]["A1"].comment.text == "a note"
+    assert back["Cells & <things>"]["B3"].hyperlink.target == "https://example.com/a?b=1&c=2"
+
+
+def test_cached_values_are_stored_with_their_types(tmp_path: Path) -> None:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    for cell in ("A1", "A2", "A3", "A4", "A5"):
+        ws[cell] = "=1+1"
+    cached = {"S": {"A1": 2.5, "A2": True, "A3": "a <b> & c", "A4": float("nan"), "A5": 7}}
+    xlsx_writer.save(wb, tmp_path / "c.xlsx", cached)
+    values = openpyxl.load_workbook(tmp_path / "c.xlsx", data_only=True)["S"]
+    assert [values[c].value for c in ("A1", "A2", "A3", "A4", "A5")] == [
+        2.5,
+        True,
+        "a <b> & c",
+        None,  # not a value a cell can hold: left uncached
+        7,
+    ]
+    formulas = openpyxl.load_workbook(tmp_path / "c.xlsx")["S"]
+    assert all(formulas[c].value == "=1+1" for c in ("A1", "A2", "A3", "A4", "A5"))
+
+
+def serial(value):
+    """Dates read back (a date number format) as the serial numbers sheetgen stores."""
+    from openpyxl.utils.datetime import to_excel
+
+    return to_excel(value) if isinstance(value, dt.datetime) else value
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_write_workbook_matches_openpyxl_plus_cache(tmp_path: Path, cache: bool) -> None:
+    """Through write_workbook: the cells openpyxl reads back are the built workbook's."""
+    from sheetgen.workbook import write_workbook
+
+    scenarios = load_scenarios(default_scenario_path())
+    path = write_workbook(scenarios, tmp_path / "w.xlsx", cache_values=cache)
+    wb, cached = build(scenarios, GENERATED)
+    back = openpyxl.load_workbook(path)
+    stored = openpyxl.load_workbook(path, data_only=True)
+    for ws in wb.worksheets:
+        if ws.title == "About":  # shows the generation date (compared whole above)
+            continue
+        for row in ws.iter_rows():
+            for cell in row:
+                written = None if cell.value == "" else cell.value  # "" is an empty cell
+                assert serial(back[ws.title][cell.coordinate].value) == written, cell.coordinate
+                got = serial(stored[ws.title][cell.coordinate].value)
+                if isinstance(cell.value, str) and cell.data_type == "f":
+                    want = cached.get(ws.title, {}).get(cell.coordinate) if cache else None
+                    if isinstance(want, float):
+                        assert got == pytest.approx(want, rel=1e-12), cell.coordinate  # dates: µs
+                    else:
+                        assert got == want, (ws.title, cell.coordinate)
