@@ -170,7 +170,7 @@ def check_workbook(
     if inputs_layout is None or not inputs_layout.scenarios:
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
     names = scenario_names(wb)  # the Inputs scenario_name row: every header shows it
-    results = scenario_results(path)
+    results = scenario_results(path, (wb, stored))
     values = recalculated_values(path, engine, timeout)
     layout = file_layout(wb, len(names))
     findings: list[Finding] = []

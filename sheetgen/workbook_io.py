@@ -224,12 +224,15 @@ def input_cell(ws: Any, cached: Any, row: int, col: int, key: str, numeric: bool
     return _clean(v)
 
 
-def read_inputs(path: str | Path) -> WorkbookInputs:
-    """The input cells of every scenario column and the Presets tables, as typed."""
+def read_inputs(path: str | Path, books: tuple[Any, Any] | None = None) -> WorkbookInputs:
+    """The input cells of every scenario column and the Presets tables, as typed.
+
+    ``books``: ``path`` already opened, (formulas, data only), to read it once."""
     where = str(path)
-    wb = open_workbook(path)
+    wb, cached = books or (open_workbook(path), None)
     require_sheets(wb, where)
-    cached = open_workbook(path, data_only=True)
+    if cached is None:
+        cached = open_workbook(path, data_only=True)
     ws = wb["Inputs"]
     layout = sheet_layout(ws)
     if layout is None or not layout.scenarios:
@@ -320,12 +323,13 @@ def scenarios_from_workbook(path: str | Path) -> list:
     return results
 
 
-def scenario_results(path: str | Path) -> list:
-    """Per scenario column: the Scenario, or the SheetgenError its inputs raise."""
+def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> list:
+    """Per scenario column: the Scenario, or the SheetgenError its inputs raise
+    (``books`` as for ``read_inputs``)."""
     from sheetgen import presets
     from sheetgen.scenario import Recipe, Tables
 
-    data = read_inputs(path)
+    data = read_inputs(path, books)
     where = str(path)
     models = {str(r["id"]): r for r in data.tables.get("models", [])}
     hardware = {str(r["id"]): r for r in data.tables.get("hardware", [])}

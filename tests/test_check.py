@@ -356,25 +356,45 @@ TYPED_PAST_VALIDATION = [
 ]
 
 
-@pytest.mark.parametrize(
-    "key, value, flag", TYPED_PAST_VALIDATION, ids=[t[0] for t in TYPED_PAST_VALIDATION]
-)
-def test_invalid_typed_inputs_are_flagged(book: Path, key: str, value, flag: str) -> None:
-    """Values data validation would stop, typed in anyway: Checks flags them, check reports them."""
+@pytest.fixture(scope="module")
+def typed_report(tmp_path_factory: pytest.TempPathFactory):
+    """One workbook, one check: a column per case of TYPED_PAST_VALIDATION (copies of the
+    first default scenario, named by the key), each with its value typed into that column
+    only. Columns share no cells, so each case is checked as if it were alone."""
+    folder = tmp_path_factory.mktemp("typed")
+    first = load_scenarios(default_scenario_path())[0]
+    from dataclasses import replace
+
+    scenarios = [replace(first, name=key) for key, _, _ in TYPED_PAST_VALIDATION]
+    book = write_workbook(scenarios, folder / "typed.xlsx")
 
     def typed(wb):
         ws = wb["Inputs"]
-        ws.cell(row=rows_of(ws)[key], column=4).value = value
+        rows = rows_of(ws)
+        for column, (key, value, _flag) in enumerate(TYPED_PAST_VALIDATION, start=4):
+            ws.cell(row=rows[key], column=column).value = value
 
     edit(book, typed)
-    report = check_workbook(book, engine=IN_PROCESS)
-    first = report.scenarios[0]
-    found = {(f.kind, f.key, f.scenario) for f in report.problems}
-    assert ("check failed", flag, first) in found, sorted(found)
-    assert ("check failed", "checks_ok", first) in found
+    return check_workbook(book, engine=IN_PROCESS)
+
+
+@pytest.mark.parametrize(
+    "key, value, flag", TYPED_PAST_VALIDATION, ids=[t[0] for t in TYPED_PAST_VALIDATION]
+)
+def test_invalid_typed_inputs_are_flagged(typed_report, key: str, value, flag: str) -> None:
+    """Values data validation would stop, typed in anyway: Checks flags them, check reports them."""
+    found = {(f.kind, f.key) for f in typed_report.problems if f.scenario == key}
+    assert ("check failed", flag) in found, sorted(found)
+    assert ("check failed", "checks_ok") in found
     # The reference cannot use the value (input invalid), or, in an unused phase slot that
     # the scenario does not read back, the cell differs from the slot's fixed default.
-    assert ("input invalid", key, first) in found or ("value differs", key, first) in found
+    assert ("input invalid", key) in found or ("value differs", key) in found
+    # Nothing leaks into the columns of the other cases.
+    others = [case[0] for case in TYPED_PAST_VALIDATION if case[0] != key]
+    for other in others:
+        assert ("input invalid", key) not in {
+            (f.kind, f.key) for f in typed_report.problems if f.scenario == other
+        }
 
 
 def test_inputs_carry_data_validation(pristine: Path) -> None:

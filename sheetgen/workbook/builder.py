@@ -22,7 +22,7 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 
 from sheetgen.scenario import HARDWARE_FIELDS, Model
 from sheetgen.workbook import styles
-from sheetgen.workbook.cells import put_text, text_cell
+from sheetgen.workbook.cells import put_formulas, put_template_text, put_text, text_cell
 from sheetgen.workbook.templates import (
     GROUP_RE,
     KEY_RE,
@@ -296,6 +296,7 @@ def write_sheet(
     from sheetgen.workbook import printing
 
     apply = styles.looks(wb)
+    look = apply.record
     ws = wb.create_sheet(t.sheet)
     n = len(scenarios)
     words_col = FIRST_SCENARIO_COL + n
@@ -340,19 +341,23 @@ def write_sheet(
     row_no = FIRST_ROW
     for r in t.rows:
         if r.section:
-            for c in range(1, ncols + 1):
-                if c == 2:
-                    apply(ws.cell(row=row_no, column=c, value=r.label), SECTION_LABEL_LOOK)
-                else:
-                    apply(ws.cell(row=row_no, column=c), SECTION_LOOK)
+            section = [(c, None, look(SECTION_LOOK)) for c in range(1, ncols + 1)]
+            section[1] = (2, r.label, look(SECTION_LABEL_LOOK))
+            put_template_text(ws, row_no, section)
             row_no += 1
             continue
         unit, fmt_name = styles.shown(r.key, r.unit, r.fmt)
-        apply(ws.cell(row=row_no, column=1, value=r.key), KEY_LOOK)
-        apply(ws.cell(row=row_no, column=2, value=r.label), LABEL_LOOK)
-        apply(ws.cell(row=row_no, column=3, value=unit), TOP_LOOK)
-        apply(ws.cell(row=row_no, column=words_col, value=r.explanation), WORDS_LOOK)
-        apply(ws.cell(row=row_no, column=words_col + 1, value=r.source), SOURCE_LOOK)
+        put_template_text(
+            ws,
+            row_no,
+            [
+                (1, r.key, look(KEY_LOOK)),
+                (2, r.label, look(LABEL_LOOK)),
+                (3, unit, look(TOP_LOOK)),
+                (words_col, r.explanation, look(WORDS_LOOK)),
+                (words_col + 1, r.source, look(SOURCE_LOOK)),
+            ],
+        )
         # Viewers do not grow rows for wrapped text on load: size them for the longest text.
         texts = [(r.label, widths[1]), (r.explanation, widths[-2]), (r.source, widths[-1])]
         if r.fmt == "text":  # wrapped text values (names, layouts) need their lines too
@@ -365,19 +370,21 @@ def write_sheet(
         else:
             role = "formula"
         value_look = _value_look(r.fmt, role, fmt_name)
-        formula = None if r.input else layout.row_formula(r.formula or "", t.sheet)
-        for i, letter in enumerate(letters):
-            cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
-            if formula is None:
+        if r.input:
+            for i in range(n):
+                cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
                 cell.value = reference[i][r.key]  # the scenario's input (reference.inputs)
-                text_cell(cell)
-            else:
-                cell.value = formula.replace(COLUMN, letter)
+                apply(text_cell(cell), value_look)
+        else:
+            formula = layout.row_formula(r.formula or "", t.sheet)
+            formulas = [formula.replace(COLUMN, letter) for letter in letters]
+            put_formulas(ws, row_no, FIRST_SCENARIO_COL, formulas, look(value_look))
+            for i, letter in enumerate(letters):
                 sheet_cache[f"{letter}{row_no}"] = reference[i][r.key]
-            apply(cell, value_look)
-            if r.name and not r.mirror:
+        if r.name and not r.mirror:
+            for i, letter in enumerate(letters):
                 name = f"{r.key}_{i + 1}"
-                ref = f"{quote_sheetname(t.sheet)}!${get_column_letter(cell.column)}${row_no}"
+                ref = f"{quote_sheetname(t.sheet)}!${letter}${row_no}"
                 wb.defined_names[name] = DefinedName(name, attr_text=ref)
         if r.input:
             first = f"{layout.col(0)}{row_no}"

@@ -29,3 +29,40 @@ def put_text(ws: Any, row: int, column: int, value: Any) -> Any:
     cell = ws.cell(row=row, column=column)
     cell.value = value
     return text_cell(cell)
+
+
+def put_formulas(ws: Any, row: int, first_column: int, formulas: list[str], style: Any) -> None:
+    """Template formulas into consecutive cells of ``row``, each with a copy of ``style``.
+
+    Only for formulas sheetgen's templates produce (never user text): each cell is
+    made the way openpyxl's own reader binds a cell it read, without passing every
+    string through the checks a typed value needs.
+    """
+    from openpyxl.cell.cell import Cell
+
+    cells = ws._cells
+    for column, formula in enumerate(formulas, start=first_column):
+        if not formula.startswith("="):
+            raise ValueError(f"not a formula: {formula[:40]!r}")
+        cell = Cell(ws, row=row, column=column, style_array=style)  # Cell copies the record
+        cell._value = formula
+        cell.data_type = "f"
+        cells[(row, column)] = cell
+
+
+def put_template_text(ws: Any, row: int, items: list[tuple[int, str | None, Any]]) -> None:
+    """Text from sheetgen's templates (keys, labels, units, explanations, sources;
+    never user text) as (column, text or None, style record) cells of ``row``,
+    made as ``put_formulas`` makes them: stored as text, even a label that starts
+    with ``=``; ``None`` leaves a styled empty cell."""
+    from openpyxl.cell.cell import Cell
+
+    cells = ws._cells
+    for column, text, style in items:
+        cell = Cell(ws, row=row, column=column, style_array=style)
+        if text is not None:
+            if not isinstance(text, str):
+                raise TypeError(f"template text expected, got {type(text).__name__}")
+            cell._value = text
+            cell.data_type = "s"
+        cells[(row, column)] = cell

@@ -29,6 +29,8 @@ CHARS_PER_WIDTH = 1.1
 def lines_needed(text: str, width: float) -> int:
     """Wrapped lines a text needs in a column ``width`` characters wide (word wrap)."""
     per_line = max(1, int(width * CHARS_PER_WIDTH) - 2)
+    if not text or len(text) <= per_line:  # the whole text fits one line
+        return 1
     lines, used = 1, 0
     for word in (text or "").split():
         need = len(word) + (1 if used else 0)

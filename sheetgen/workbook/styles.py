@@ -97,20 +97,15 @@ _MADE: weakref.WeakKeyDictionary[Any, dict[Look, Any]] = weakref.WeakKeyDictiona
 
 def looks(wb: Any) -> Callable[[Any, Look], None]:
     """``apply(cell, look)`` for the cells of workbook ``wb``: gives a freshly created
-    cell the font, fill, alignment and number format of ``look``."""
+    cell the font, fill, alignment and number format of ``look``.  ``apply.record(look)``
+    is the look's style record itself, for cells made directly (``cells.put_formulas``)."""
+    from openpyxl.cell.cell import Cell
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.styles.cell_style import StyleArray
 
     made = _MADE.setdefault(wb, {})
 
-    def apply(cell: Any, how: Look) -> None:
-        style = made.get(how)
-        if style is not None:
-            # Keep the quote prefix user text may carry (workbook/cells.py).
-            quoted = getattr(cell._style, "quotePrefix", 0)
-            cell._style = StyleArray(style)  # a copy: cells never share one style record
-            cell._style.quotePrefix = quoted
-            return
+    def build(cell: Any, how: Look) -> Any:
         if how.font:
             cell.font = Font(**dict(how.font))
         if how.fill:
@@ -120,7 +115,26 @@ def looks(wb: Any) -> Callable[[Any, Look], None]:
         if how.number_format:
             cell.number_format = how.number_format
         made[how] = StyleArray(cell._style)
+        return made[how]
 
+    def apply(cell: Any, how: Look) -> None:
+        style = made.get(how)
+        if style is None:
+            build(cell, how)
+            return
+        # Keep the quote prefix user text may carry (workbook/cells.py).
+        quoted = getattr(cell._style, "quotePrefix", 0)
+        cell._style = StyleArray(style)  # a copy: cells never share one style record
+        cell._style.quotePrefix = quoted
+
+    def record(how: Look) -> Any:
+        """The look's style record (built on a cell of no sheet the first time)."""
+        style = made.get(how)
+        if style is None:
+            style = build(Cell(wb.worksheets[0] if wb.worksheets else None), how)
+        return style
+
+    apply.record = record  # type: ignore[attr-defined]
     return apply
 
 

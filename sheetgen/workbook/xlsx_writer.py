@@ -89,7 +89,10 @@ class _RowlessWriter(WorksheetWriter):
 def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
     """The ``<sheetData>`` element of ``ws`` as text and the hyperlinks of its cells
     (written after the rows); raises ``Unsupported`` for a cell it leaves to openpyxl."""
+    from openpyxl.utils import get_column_letter
+
     style_ids = ws.parent._cell_styles  # IndexedList: add() gives a style's index
+    known: dict[bytes, str] = {}  # a style record's bytes -> ' s="<index>"'
     epoch = ws.parent.epoch
     iso_dates = ws.parent.iso_dates
     dims = ws.row_dimensions
@@ -98,6 +101,7 @@ def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
         rows[row].append(cell)
     for row in dims.keys() - rows.keys():  # styled or sized rows without cells
         rows[row] = []
+    letters: dict[int, str] = {}
     out = ["<sheetData>"]
     links = []
     append = out.append
@@ -108,18 +112,32 @@ def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
             if cell._comment is not None:
                 raise Unsupported("comment")
             value = cell._value
-            styled = cell.has_style
+            style = cell._style
+            styled = bool(style) and any(style)  # Cell.has_style
             if value is None and not styled:
                 continue
-            ref = cell.coordinate
-            s = f' s="{style_ids.add(cell._style)}"' if styled else ""
+            letter = letters.get(cell.column)
+            if letter is None:
+                letter = letters[cell.column] = get_column_letter(cell.column)
+            ref = f"{letter}{row}"
+            if styled:
+                key = style.tobytes()
+                s = known.get(key)
+                if s is None:
+                    s = known[key] = f' s="{style_ids.add(style)}"'
+            else:
+                s = ""
             kind = cell.data_type
             if cell.hyperlink:
                 links.append(cell.hyperlink)
             if kind == "f":
                 if not isinstance(value, str):
                     raise Unsupported("array or data-table formula")
-                found = cached_xml(cached.get(ref))
+                stored = cached.get(ref)
+                if type(stored) is float and math.isfinite(stored):  # most cached values
+                    found: tuple[str, str] | None = ("", repr(stored))
+                else:
+                    found = cached_xml(stored)
                 if found is None:
                     append(f'<c r="{ref}"{s}><f>{escape(value[1:])}</f><v/></c>')
                 else:
