@@ -147,3 +147,25 @@ def test_write_workbook_matches_openpyxl_plus_cache(tmp_path: Path, cache: bool)
                         assert got == pytest.approx(want, rel=1e-12), cell.coordinate  # dates: µs
                     else:
                         assert got == want, (ws.title, cell.coordinate)
+
+
+def test_cell_names_made_in_bulk_equal_names_made_one_by_one(tmp_path: Path) -> None:
+    from openpyxl.workbook.defined_name import DefinedName
+
+    from sheetgen.workbook.builder import add_cell_names
+
+    pairs = [(f"train_days_{i}", f"'KV cache'!$D${i + 4}") for i in range(1, 6)]
+    bulk, single = openpyxl.Workbook(), openpyxl.Workbook()
+    add_cell_names(bulk, pairs)
+    for name, ref in pairs:
+        single.defined_names[name] = DefinedName(name, attr_text=ref)
+    assert len({id(d) for d in bulk.defined_names.values()}) == len(pairs)  # no sharing
+    for name, ref in pairs:
+        assert bulk.defined_names[name].attr_text == ref
+        assert dict(bulk.defined_names[name]) == dict(single.defined_names[name])
+    bulk.save(tmp_path / "bulk.xlsx")
+    single.save(tmp_path / "single.xlsx")
+    assert_same_parts(tmp_path / "bulk.xlsx", tmp_path / "single.xlsx")
+    for bad in [("Train_days_1", "'S'!$A$1"), ("train_days", "'S'!$A$1"), ("a_1", "A1")]:
+        with pytest.raises(ValueError, match="not a cell name"):
+            add_cell_names(openpyxl.Workbook(), [bad])
