@@ -18,11 +18,8 @@ from sheetgen.reference.budget import WATTS_PER_KW, budget
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.phases import phases
-from sheetgen.reference.schedule import gpu_price_used
+from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, gpu_price_used
 from sheetgen.scenario import Scenario
-
-SECONDS_PER_DAY = 86400
-HOURS_PER_DAY = 24
 
 
 def budget_range(s: Scenario) -> dict[str, float]:

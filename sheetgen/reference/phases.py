@@ -18,11 +18,8 @@ import math
 
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
-from sheetgen.reference.schedule import gpu_price_used
+from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, gpu_price_used
 from sheetgen.scenario import PHASE_SLOTS, Scenario
-
-SECONDS_PER_DAY = 86400
-HOURS_PER_DAY = 24
 
 
 def phases(s: Scenario) -> dict[str, float]:

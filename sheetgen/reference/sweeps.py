@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from sheetgen.reference.flops import flops
 from sheetgen.reference.memory import memory
-from sheetgen.reference.schedule import schedule
+from sheetgen.reference.schedule import SECONDS_PER_DAY, schedule
 from sheetgen.scenario import SWEEP_POINTS, Scenario
 
 GB = 10**9
-SECONDS_PER_DAY = 86400
 
 
 def sweeps(s: Scenario) -> dict[str, float | str]:

@@ -38,16 +38,10 @@ def put_formulas(ws: Any, row: int, first_column: int, formulas: list[str], styl
     made the way openpyxl's own reader binds a cell it read, without passing every
     string through the checks a typed value needs.
     """
-    from openpyxl.cell.cell import Cell
-
-    cells = ws._cells
     for column, formula in enumerate(formulas, start=first_column):
         if not formula.startswith("="):
             raise ValueError(f"not a formula: {formula[:40]!r}")
-        cell = Cell(ws, row=row, column=column, style_array=style)  # Cell copies the record
-        cell._value = formula
-        cell.data_type = "f"
-        cells[(row, column)] = cell
+        _bind(ws, row, column, formula, "f", style)
 
 
 def put_template_text(ws: Any, row: int, items: list[tuple[int, str | None, Any]]) -> None:
@@ -55,14 +49,17 @@ def put_template_text(ws: Any, row: int, items: list[tuple[int, str | None, Any]
     never user text) as (column, text or None, style record) cells of ``row``,
     made as ``put_formulas`` makes them: stored as text, even a label that starts
     with ``=``; ``None`` leaves a styled empty cell."""
+    for column, text, style in items:
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"template text expected, got {type(text).__name__}")
+        _bind(ws, row, column, text, "n" if text is None else "s", style)
+
+
+def _bind(ws: Any, row: int, column: int, value: Any, data_type: str, style: Any) -> None:
+    """A cell as openpyxl's reader binds one: value and type set, a copy of ``style``."""
     from openpyxl.cell.cell import Cell
 
-    cells = ws._cells
-    for column, text, style in items:
-        cell = Cell(ws, row=row, column=column, style_array=style)
-        if text is not None:
-            if not isinstance(text, str):
-                raise TypeError(f"template text expected, got {type(text).__name__}")
-            cell._value = text
-            cell.data_type = "s"
-        cells[(row, column)] = cell
+    cell = Cell(ws, row=row, column=column, style_array=style)  # Cell copies the record
+    cell._value = value
+    cell.data_type = data_type
+    ws._cells[(row, column)] = cell
