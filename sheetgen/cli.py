@@ -233,6 +233,24 @@ def main() -> None:
     """LLM planning workbooks whose math lives in spreadsheet formulas."""
 
 
+def run() -> None:
+    """The ``sheetgen`` command: ``main`` as a process of its own.
+
+    The process ends when the command does, and Python's shutdown runs the cyclic
+    garbage collector over every object still alive: about 40 ms of a 0.5 s
+    ``generate``, spent freeing memory the operating system takes back anyway.
+    Freezing the objects (``gc.freeze``, registered before the command starts, so
+    it runs after every exit handler the command registers) leaves them out of
+    those passes; every exit handler and finalizer still runs.  ``main`` itself,
+    as tests and other programs call it, leaves the collector alone.
+    """
+    import atexit
+    import gc
+
+    atexit.register(gc.freeze)
+    main()
+
+
 @main.group("presets")
 def presets_cmd() -> None:
     """List the presets (with their sources and origins), or import a model."""
@@ -601,4 +619,4 @@ def _progress_bar() -> Callable[[int, int], None]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

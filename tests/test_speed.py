@@ -61,3 +61,63 @@ def test_looks_equal_styles_built_per_cell() -> None:
     assert first._style is not second._style  # copies, never one shared record
     second.font = Font(bold=True)  # changing one cell later leaves the others alone
     assert first.font.b is not True and first.style_id == manual.style_id
+
+
+def _default_workbook():
+    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.workbook.builder import build
+
+    return build(load_scenarios(default_scenario_path()))[0]
+
+
+@pytest.mark.parametrize("released", [False, True])
+def test_a_released_workbook_leaves_no_cell_to_the_cycle_collector(released: bool) -> None:
+    import gc
+
+    from openpyxl.cell.cell import Cell, MergedCell
+
+    from sheetgen.workbook import release
+
+    gc.collect()
+    with_collector = gc.isenabled()
+    gc.disable()
+    try:
+        wb = _default_workbook()
+        cells = sum(len(ws._cells) for ws in wb.worksheets)
+        if released:
+            release(wb)
+        del wb
+        gc.set_debug(gc.DEBUG_SAVEALL)  # keep what only the collector could free
+        gc.collect()
+        left = sum(isinstance(o, (Cell, MergedCell)) for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if with_collector:
+            gc.enable()
+    # The control: each cell points back at its sheet, so every cell waits for the collector.
+    assert left == (0 if released else cells), f"{left} of {cells} cells left to the collector"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_write_workbook_restores_the_collector(tmp_path, enabled: bool) -> None:
+    import gc
+
+    from sheetgen.errors import SheetgenError
+    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.workbook import write_workbook
+
+    scenarios = load_scenarios(default_scenario_path())
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        write_workbook(scenarios, tmp_path / "plan.xlsx")
+        assert gc.isenabled() is enabled
+        with pytest.raises(SheetgenError):  # exists, no --force: fails before building
+            write_workbook(scenarios, tmp_path / "plan.xlsx")
+        assert gc.isenabled() is enabled
+        with pytest.raises(SheetgenError):  # fails while saving, inside the pause
+            write_workbook(scenarios, tmp_path / "plan.xlsx" / "x.xlsx")
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
