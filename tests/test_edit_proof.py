@@ -73,13 +73,82 @@ def test_n_gpus_min_is_the_fewest_that_fit_at_the_own_zero_stage(stage: int) -> 
     d = r["dp_min"]
     assert isinstance(d, int) and d > 1, r["n_gpus_min_note"]
     expect(r, "n_gpus_min", d * 8, abs=0)
-    assert r["n_gpus_min_note"] == f"ZeRO-{stage}, dp {d} × tp·pp·cp 8"
+    split = "" if 4096 % d == 0 else f"; memory only: the batch does not split evenly over dp {d}"
+    assert r["n_gpus_min_note"] == f"ZeRO-{stage}, dp {d} × tp·pp·cp 8{split}"  # 4,096 sequences
     at = calc("at min", **base, n_gpus=d * 8)
     below = calc("below min", **base, n_gpus=(d - 1) * 8)
     expect(at, "fits_per_gpu", 1, abs=0)
     expect(below, "fits_per_gpu", 0, abs=0)
     # ZeRO-3 never needs more GPUs than a lower stage.
     assert r["n_gpus_min_zero3"] <= r["n_gpus_min"]
+
+
+FEWEST_CASES = [
+    (model, stage, oo, op)
+    for model, tp, ep in [("llama3-8b", 1, 1), ("llama3-70b", 8, 1), ("mixtral-8x7b", 2, 8)]
+    for stage in (0, 1, 2, 3)
+    for oo, op in [(0, 0), (1, 0), (1, 1)]
+    if not (op and stage < 3)
+]
+
+
+@pytest.mark.parametrize(("model", "stage", "oo", "op"), FEWEST_CASES)
+def test_the_fewest_gpu_counts_fit_and_one_replica_fewer_does_not(
+    model: str, stage: int, oo: int, op: int
+) -> None:
+    """n_gpus_min at the scenario's ZeRO stage, and n_gpus_min_zero3, are exact: with
+    dp at the count the peak (ZeRO-3 buffer and offload included) fits; one replica
+    fewer it does not.  pp 1, so the micro-batches in flight do not change with dp."""
+    tp, ep = {"llama3-8b": (1, 1), "llama3-70b": (8, 1), "mixtral-8x7b": (2, 8)}[model]
+    base = {"model": model, "tp": tp, "ep": ep, "seq_len": 4096, "recompute": "full"}
+    base.update(global_batch_tokens="64Mi", offload_optimizer=oo, offload_params=op)
+    for key, zero in (("dp_min", stage), ("dp_min_zero3", 3)):
+        r = calc("plan", **base, zero_stage=stage, n_gpus=tp * 4096)
+        d = r[key]
+        if d == "none":
+            continue
+        at = calc("at min", **base, zero_stage=zero, n_gpus=d * tp)
+        assert at["fits_per_gpu"] == 1, (
+            f"{model} ZeRO-{zero} offload {oo}/{op}: {key} {d} does not fit "
+            f"({at['mem_total_calibrated'] / GB:.2f} GB > {at['mem_usable_per_gpu'] / GB:.2f})"
+        )
+        if d - 1 >= max(1, ep):  # dp is at least ep / cp
+            below = calc("below min", **base, zero_stage=zero, n_gpus=(d - 1) * tp)
+            assert below["fits_per_gpu"] == 0, (
+                f"{model} ZeRO-{zero} offload {oo}/{op}: dp {d - 1} fits, below {key} {d}"
+            )
+    if stage == 3:  # the two counts agree when the scenario is at ZeRO-3 already
+        assert r["dp_min"] == r["dp_min_zero3"]
+
+
+def test_the_fewest_gpu_count_fits_the_calibrated_peak() -> None:
+    """A measured peak 20% above the model scales every dp's peak by the same factor."""
+    base = {"model": "llama3-70b", "tp": 8, "seq_len": 4096, "recompute": "full"}
+    base.update(global_batch_tokens="64Mi", zero_stage=1)
+    plain = calc("model", **base, n_gpus=512)
+    measured = 1.2 * plain["mem_total_per_gpu"]
+    r = calc("measured", **base, n_gpus=512, measured_peak_mem=measured)
+    expect(r, "mem_overhead_factor", 1.2, rel=1e-12)
+    d = r["dp_min"]
+    assert d > plain["dp_min"]
+    for dp, fits in ((d, True), (d - 1, False)):
+        peak = calc("dp", **base, n_gpus=dp * 8)["mem_total_per_gpu"] * 1.2
+        assert (peak <= r["mem_usable_per_gpu"]) is fits, (dp, peak / GB)
+
+
+def test_the_fewest_gpu_note_says_when_the_batch_does_not_split() -> None:
+    base = {"model": "llama3-8b", "seq_len": 8192, "global_batch_tokens": "4Mi"}
+    r = calc("8B ZeRO-3", **base, zero_stage=3, n_gpus=8)
+    d = r["dp_min"]
+    assert 512 % d, f"the case needs a dp_min that does not divide 512 sequences, got {d}"
+    assert r["n_gpus_min_note"] == (
+        f"ZeRO-3, dp {d} × tp·pp·cp 1; memory only: the batch does not split evenly over dp {d}"
+    )
+    item = {k: v for k, v in DEFAULT_ITEMS[1].items() if k != "name"}
+    r = calc("70B default", **item)  # its dp_min splits its batch
+    accum = r["global_batch_seqs"] / (r["micro_batch"] * r["dp_min"])
+    assert accum >= 1 and accum == int(accum), accum
+    assert r["n_gpus_min_note"] == f"ZeRO-{r['zero_stage']}, dp {r['dp_min']} × tp·pp·cp 8"
 
 
 def test_micro_batches_follow_the_batch_unless_set() -> None:

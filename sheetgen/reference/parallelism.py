@@ -173,24 +173,35 @@ def parallelism_given(
     usable = gpu_mem * (1 - run.mem_headroom)
 
     # Smallest GPU count at this tp, pp, cp, ep: the data-parallel degree whose ZeRO
-    # shards bring the peak under the usable memory.  Per GPU the sharded bytes are
-    # shard_bytes x (dense + ep x expert parameters per GPU) / (dp x cp); everything else
-    # (unsharded parameter bytes, activations, logits, overhead) does not shrink with dp.
+    # shards bring the calibrated peak under the usable memory.  Per GPU the sharded
+    # bytes are shard_bytes x (dense + ep x expert parameters per GPU) / (dp x cp);
+    # everything else (unsharded parameter bytes, activations, logits, overhead, the
+    # ZeRO-3 buffer) does not shrink with dp.  Offloaded states are not on the GPU.
+    w_gpu = mem["weight_bytes"] * (1 - op)
+    g_gpu = (mem["grad_bytes"] + mem["grad_accum_bytes"]) * (1 - oo)
+    o_gpu = (mem["master_bytes"] + mem["optimizer_bytes"]) * (1 - oo)
+    resident = w_gpu + g_gpu + o_gpu
+
     def shard_bytes(stage: int) -> float:
         return (
-            (mem["master_bytes"] + mem["optimizer_bytes"] if stage >= 1 else 0)
-            + (mem["grad_bytes"] + mem["grad_accum_bytes"] if stage >= 2 else 0)
-            + (mem["weight_bytes"] if stage >= 3 else 0)
+            (o_gpu if stage >= 1 else 0)
+            + (g_gpu if stage >= 2 else 0)
+            + (w_gpu if stage >= 3 else 0)
         )
 
     def fewest(stage: int) -> tuple[float, float, int | str]:
         shard_b = shard_bytes(stage)
         shardable = shard_b * (per_gpu_dense + ep * per_gpu_expert) / cp
-        fixed = (mem["bytes_per_param"] - shard_b) * per_gpu + activations + logits
-        fixed += run.overhead_bytes
-        if usable <= fixed:
+        fixed = (resident - shard_b) * per_gpu + activations + logits + run.overhead_bytes
+        fixed += 2 * act * gather_unit if stage >= 3 else 0
+        if usable <= fixed * overhead_factor:
             return shardable, fixed, "none"
-        return shardable, fixed, max(math.ceil(shardable / (usable - fixed)), math.ceil(ep / cp))
+        room = usable - fixed * overhead_factor
+        return (
+            shardable,
+            fixed,
+            max(math.ceil(shardable * overhead_factor / room), math.ceil(ep / cp)),
+        )
 
     shardable, fixed, dp_min = fewest(zero)
     shardable3, unshardable, dp_min3 = fewest(3)
@@ -200,10 +211,13 @@ def parallelism_given(
     days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if found else "–"  # no days
     if found:
         note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
+        accum_at_min = sch["global_batch_seqs"] / (b * dp_min)
+        if not (accum_at_min >= 1 and accum_at_min == math.floor(accum_at_min)):
+            note += f"; memory only: the batch does not split evenly over dp {dp_min}"
     else:
         note = (
-            f"no count fits: {num_text(fixed / GIGA, 1)} GB per GPU that ZeRO-{zero} does "
-            f"not shard, {num_text(usable / GIGA, 1)} GB usable"
+            f"no count fits: {num_text(fixed * overhead_factor / GIGA, 1)} GB per GPU that "
+            f"ZeRO-{zero} does not shard, {num_text(usable / GIGA, 1)} GB usable"
         )
 
     # Communication per step per GPU
@@ -316,6 +330,7 @@ def parallelism_given(
         "mem_overhead_factor": overhead_factor,
         "mem_total_calibrated": calibrated,
         "fits_per_gpu": int(calibrated <= usable),
+        "bytes_per_param_gpu": resident,
         "zero_shard_bytes_per_param": shard_bytes(zero),
         "mem_shardable_own": shardable,
         "mem_unsharded_own": fixed,
