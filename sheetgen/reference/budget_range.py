@@ -14,6 +14,8 @@ GPU-hour price multiplies only the GPU part — minus the plan's total cost.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sheetgen.reference.budget import WATTS_PER_KW, budget
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
@@ -42,7 +44,9 @@ def budget_range(s: Scenario) -> dict[str, float]:
     def cost(gpu_hours: float) -> float:
         return gpu_hours * (price + energy_per_gpu_hour) * (1 + run.contingency)
 
-    out: dict[str, float] = {"plan_flops": plan_flops}
+    out: dict[str, Any] = {"plan_flops": plan_flops}
+    out["sens_series_down"] = f"{s.name}: driver lowered by the step"
+    out["sens_series_up"] = f"{s.name}: driver raised by the step"
     start = inputs(s)["start_date"]
     for end, mfu, goodput in (
         ("low", run.mfu_high, run.goodput_high),

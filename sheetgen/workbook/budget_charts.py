@@ -49,7 +49,7 @@ def cumulative_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) ->
     return chart
 
 
-def tornado_chart(wb: Workbook, layout: Layout, scenario: Scenario, i: int) -> Any:
+def tornado_chart(wb: Workbook, layout: Layout, i: int) -> Any:
     from openpyxl.chart import BarChart, Series
 
     chart = BarChart()
@@ -57,7 +57,9 @@ def tornado_chart(wb: Workbook, layout: Layout, scenario: Scenario, i: int) -> A
     chart.grouping = "clustered"
     chart.overlap = 100
     chart.gapWidth = 40
-    chart.title = f"Sensitivity of the total cost: {scenario.name}"
+    # The legend names the scenario (Range formula rows, so it follows a rename on
+    # Inputs); the title says which plan column it charts.
+    chart.title = f"Sensitivity of the total cost, plan {i + 1}"
     chart.x_axis.title = "driver (Range sheet)"
     chart.y_axis.title = "change in total cost, USD"
     chart.y_axis.number_format = USD_FORMAT
@@ -65,8 +67,12 @@ def tornado_chart(wb: Workbook, layout: Layout, scenario: Scenario, i: int) -> A
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     col = FIRST_SCENARIO_COL + i
-    for direction, label in (("down", "driver lowered by the step"), ("up", "raised by the step")):
+    from sheetgen.workbook.presentation import _title_ref
+
+    for direction in ("down", "up"):
         keys = [f"sens_{d}_{direction}_usd" for d in DRIVERS]
-        chart.series.append(Series(_rows(wb, layout, "Range", keys, col), title=label))
+        series = Series(_rows(wb, layout, "Range", keys, col))
+        series.tx = _title_ref(layout, f"sens_series_{direction}", i)
+        chart.series.append(series)
     chart.set_categories(_rows(wb, layout, "Range", [f"sens_{d}_down_usd" for d in DRIVERS], 2))
     return chart

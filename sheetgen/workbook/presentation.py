@@ -239,7 +239,7 @@ def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], 
         activation_chart(wb, layout, scenarios),
         days_chart(wb, layout, scenarios),
         budget_charts.cumulative_chart(wb, layout, scenarios),
-        *(budget_charts.tornado_chart(wb, layout, s, i) for i, s in enumerate(scenarios)),
+        *(budget_charts.tornado_chart(wb, layout, i) for i in range(len(scenarios))),
     ]
     # Two charts per printed page, one above the other.
     for k, chart in enumerate(charts):
