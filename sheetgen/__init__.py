@@ -2,7 +2,9 @@
 
 The package is split so that each piece of math lives in one place:
 
-* ``sheetgen.scenario``  inputs: frozen dataclasses, parsing and validation
+* ``sheetgen.scenario``  inputs: frozen dataclasses (model, hardware, run, scenario)
+* ``sheetgen.run_fields`` the run settings: kinds, defaults with sources, accepted values
+* ``sheetgen.scenario_parse`` parsing and validation of inputs into those dataclasses
 * ``sheetgen.presets``   model / hardware / recipe / dtype tables from ``presets/``
 * ``sheetgen.reference`` the independent Python implementation of the math
 * ``templates/``         the same math as spreadsheet formulas, one YAML per sheet

@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sheetgen.scenario import RUN_DEFAULTS, Run, Scenario
+from sheetgen.run_fields import RUN_DEFAULTS
+from sheetgen.scenario import Run, Scenario
 
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 CP_CHOICES = (1, 2, 4, 8)

@@ -29,7 +29,7 @@ def _flag(key: str) -> str:
 
 
 def _run_flags() -> list[tuple[str, str, str]]:
-    from sheetgen.scenario import CHOICES, RUN_FIELDS
+    from sheetgen.run_fields import CHOICES, RUN_FIELDS
 
     flags = []
     for key, (kind, default, doc) in RUN_FIELDS.items():
@@ -209,7 +209,8 @@ class OneLineGroup(click.Group):
 
 def _layout_matches(item: dict[str, Any]) -> None:
     """An explicit --dp must use exactly the GPUs planned: n_gpus = dp x tp x pp x cp."""
-    from sheetgen.scenario import RUN_DEFAULTS, parse_count
+    from sheetgen.run_fields import RUN_DEFAULTS
+    from sheetgen.scenario_parse import parse_count
 
     try:
         n = {

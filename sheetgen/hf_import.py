@@ -257,7 +257,8 @@ def preset_document(
 ) -> dict[str, Any]:
     """A model preset document (as presets/models/*.yaml) for a config.json document."""
     from sheetgen.reference.params import params
-    from sheetgen.scenario import MODEL_INT_FIELDS, make_model
+    from sheetgen.scenario import MODEL_INT_FIELDS
+    from sheetgen.scenario_parse import make_model
 
     arch = architecture(doc, where)
     model = make_model({**arch, "id": preset_id}, where=where)

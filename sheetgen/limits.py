@@ -36,7 +36,7 @@ MAX_TEXT_CHARS = 2_000
 ID_WILDCARDS = "*?~"
 
 # Run settings: (lowest, highest, why).  Whole-number settings keep INT_RANGES'
-# lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
+# (run_fields.py) lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
 _COUNT = "beyond any cluster planned (the largest today are ~10^5 GPUs)"
 RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "n_gpus": (1, 10**7, _COUNT),
@@ -95,7 +95,8 @@ RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "month_horizon": (1, 36, "months the spend table holds"),
     "fiscal_year_start_month": (1, 12, "a calendar month"),
 }
-# Model fields: whole numbers up to these (the lower bounds are in scenario.py).
+# Model fields: whole numbers up to these (the lower bounds: MODEL_POSITIVE_FIELDS in
+# scenario.py, checked in scenario_parse.py).
 MODEL_LIMITS: dict[str, tuple[int, str]] = {
     "n_layers": (10**5, "layers (GPT-3 has 96)"),
     "hidden_size": (10**7, "hidden width"),

@@ -12,7 +12,8 @@ from typing import Any
 
 from sheetgen.errors import SheetgenError, short
 from sheetgen.paths import presets_dir
-from sheetgen.scenario import Hardware, Model, Recipe, Tables, make_hardware, make_model
+from sheetgen.scenario import Hardware, Model, Recipe, Tables
+from sheetgen.scenario_parse import make_hardware, make_model
 
 
 def _read_yaml(path: Path) -> Any:
@@ -180,7 +181,7 @@ def hardware_prices() -> dict[str, dict[str, float]]:
 
 @cache
 def _hardware(stack: tuple[tuple[Path, str], ...]) -> tuple[dict, dict]:
-    from sheetgen.scenario import parse_number
+    from sheetgen.scenario_parse import parse_number
 
     out: dict[str, Hardware] = {}
     prices: dict[str, dict[str, float]] = {}
@@ -236,7 +237,7 @@ def _table(name: str, column: str) -> tuple[list[dict[str, Any]], str]:
 def _recipe(row: dict[str, Any], where: str) -> Recipe:
     from dataclasses import fields
 
-    from sheetgen.scenario import parse_number
+    from sheetgen.scenario_parse import parse_number
 
     names = [f.name for f in fields(Recipe)]
     numeric = [n for n in names if n.endswith("_bytes")]
@@ -263,7 +264,7 @@ def _recipe(row: dict[str, Any], where: str) -> Recipe:
 @cache
 def tables() -> Tables:
     """Recipes and dtype sizes (presets/tables/)."""
-    from sheetgen.scenario import parse_number
+    from sheetgen.scenario_parse import parse_number
 
     rrows, _ = _table("recipes", "bytes per state")
     drows, _ = _table("dtypes", "bytes")

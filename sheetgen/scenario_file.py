@@ -1,4 +1,21 @@
-"""Read scenario files (YAML) and one-scenario flag sets into Scenario objects."""
+"""Read scenario files (YAML) and one-scenario flag sets into Scenario objects.
+
+A scenario file is YAML::
+
+    scenarios:
+      - name: Llama 3 8B, 8 x H100
+        model: llama3-8b            # a preset id, or a mapping of model fields
+        hardware: h100-sxm          # a preset id, or a mapping of hardware fields
+        n_gpus: 8
+        train_tokens: 15T           # K/M/B/T (decimal) or Ki/Mi/Gi/Ti (binary) suffixes
+        ...
+
+A model or hardware mapping may start from a preset with ``base: <id>`` and
+override some fields.  Run settings left out take the defaults in
+``RUN_DEFAULTS``; each default is documented in ``RUN_FIELDS`` (both in
+``sheetgen.run_fields``).  Each value is read and checked by
+``sheetgen.scenario_parse``.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +26,8 @@ from sheetgen import presets
 from sheetgen.errors import SheetgenError, short
 from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
-from sheetgen.scenario import (
-    HARDWARE_FIELDS,
-    Scenario,
-    make_hardware,
-    make_run,
-    with_overrides,
-)
+from sheetgen.scenario import HARDWARE_FIELDS, Scenario
+from sheetgen.scenario_parse import make_hardware, make_run, with_overrides
 
 DEFAULT_SCENARIO_FILE = "default.yaml"
 
@@ -33,7 +45,7 @@ def _model(spec: Any, where: str):
         base = spec.pop("base", None)
         if base is not None:
             return with_overrides(presets.get_model(str(base), f"{where}.base"), spec, where)
-        from sheetgen.scenario import make_model
+        from sheetgen.scenario_parse import make_model
 
         return make_model(spec, where)
     raise SheetgenError(

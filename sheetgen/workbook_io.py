@@ -237,7 +237,7 @@ def read_inputs(path: str | Path, books: tuple[Any, Any] | None = None) -> Workb
     layout = sheet_layout(ws)
     if layout is None or not layout.scenarios:
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
-    from sheetgen.scenario import RUN_FIELDS
+    from sheetgen.run_fields import RUN_FIELDS
 
     wanted = ["model", "hardware", *RUN_FIELDS]
     missing = [k for k in ("model", "hardware") if k not in layout.rows]
@@ -271,7 +271,7 @@ def read_inputs(path: str | Path, books: tuple[Any, Any] | None = None) -> Workb
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:
     """Phases (slots with tokens > 0) and sweep points, as a scenario file lists them."""
-    from sheetgen.scenario import PHASE_FIELDS, PHASE_SLOTS, SWEEP_POINTS
+    from sheetgen.run_fields import PHASE_FIELDS, PHASE_SLOTS, SWEEP_POINTS
 
     def cell(key: str) -> Any:
         if key not in layout.rows:
@@ -363,8 +363,9 @@ def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> 
 
 def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, at: str):
     from sheetgen.limits import check_text
-    from sheetgen.scenario import Scenario, make_run
+    from sheetgen.scenario import Scenario
     from sheetgen.scenario_file import validate
+    from sheetgen.scenario_parse import make_run
 
     check_text(name, f"{at}: scenario name")
     model_id = str(item.pop("model", ""))
@@ -379,7 +380,7 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
         )
     where = at.split(": Inputs")[0]
     from sheetgen import presets
-    from sheetgen.scenario import make_hardware, make_model
+    from sheetgen.scenario_parse import make_hardware, make_model
 
     model = _table_preset(
         models[model_id], make_model, presets.models(), f"{where}: Presets model {short(model_id)}"

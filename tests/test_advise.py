@@ -18,7 +18,8 @@ from helpers import build_matrix, libreoffice_values, mismatches, same
 from sheetgen.advise import Goal, _with_layout, layouts, search, usable_plan
 from sheetgen.cli import main
 from sheetgen.reference import compute
-from sheetgen.scenario import RUN_DEFAULTS, Run
+from sheetgen.run_fields import RUN_DEFAULTS
+from sheetgen.scenario import Run
 from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
 BASE = {"model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "2T"}

@@ -15,7 +15,8 @@ import pytest
 
 from sheetgen.errors import SheetgenError
 from sheetgen.reference import compute
-from sheetgen.scenario import PHASE_SLOTS, date_from_serial, excel_serial
+from sheetgen.run_fields import PHASE_SLOTS
+from sheetgen.scenario import date_from_serial, excel_serial
 from sheetgen.scenario_file import load_scenarios, load_scenarios_text, scenario_from_dict
 
 PRESETS = Path(__file__).parent.parent / "presets" / "scenarios"

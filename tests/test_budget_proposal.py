@@ -16,7 +16,8 @@ from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mis
 from sheetgen.cli import main
 from sheetgen.recalc import recalc_pycel
 from sheetgen.reference import compute
-from sheetgen.scenario import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS, excel_serial
+from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
+from sheetgen.scenario import excel_serial
 from sheetgen.scenario_file import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -447,7 +447,7 @@ def test_preset_id_other_than_file_name_lists(data_copy: Path, tmp_path: Path) -
 
 def test_every_numeric_setting_has_a_documented_range() -> None:
     from sheetgen.limits import RUN_LIMITS
-    from sheetgen.scenario import RUN_FIELDS
+    from sheetgen.run_fields import RUN_FIELDS
 
     numeric = [k for k, (kind, _d, _doc) in RUN_FIELDS.items() if kind not in ("choice", "date")]
     missing = [k for k in numeric if k not in RUN_LIMITS]

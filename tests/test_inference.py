@@ -15,7 +15,7 @@ from test_reference_seeds import GB, GIB, calc, expect, nominal_model
 
 from sheetgen.recalc import recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
-from sheetgen.scenario import CHOICES
+from sheetgen.run_fields import CHOICES
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.templates import load_templates
 

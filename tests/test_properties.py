@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from sheetgen import presets
 from sheetgen.reference import compute
-from sheetgen.scenario import CHOICES, Scenario, make_model, make_run
+from sheetgen.run_fields import CHOICES
+from sheetgen.scenario import Scenario
 from sheetgen.scenario_file import unique_custom_ids
+from sheetgen.scenario_parse import make_model, make_run
 
 REL = 1e-9
 

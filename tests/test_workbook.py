@@ -17,7 +17,7 @@ from helpers import build_matrix, gnumeric_values, is_error, libreoffice_values,
 from sheetgen import presets
 from sheetgen.recalc import read_values, recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
-from sheetgen.scenario import CHOICES
+from sheetgen.run_fields import CHOICES
 from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.templates import key_index, load_templates

@@ -8,16 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 
-from sheetgen.scenario import (
-    MODEL_INT_FIELDS,
-    PHASE_SLOTS,
-    RUN_DEFAULTS,
-    RUN_FIELDS,
-    SWEEP_POINTS,
-    Run,
-    Scenario,
-    excel_serial,
-)
+from sheetgen.run_fields import PHASE_SLOTS, RUN_DEFAULTS, RUN_FIELDS, SWEEP_POINTS
+from sheetgen.scenario import MODEL_INT_FIELDS, Run, Scenario, excel_serial
 
 TERA = 10**12  # TFLOP/s -> FLOP/s and TB/s -> bytes/s
 GIGA = 10**9  # GB -> bytes (decimal, as vendors quote capacity)

@@ -21,13 +21,8 @@ from __future__ import annotations
 import datetime as dt
 
 from sheetgen.reference.budget import budget
-from sheetgen.scenario import (
-    FISCAL_YEAR_SLOTS,
-    MONTH_SLOTS,
-    QUARTER_SLOTS,
-    Scenario,
-    excel_serial,
-)
+from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
+from sheetgen.scenario import Scenario, excel_serial
 
 HOURS_PER_DAY = 24
 MONTHS_PER_QUARTER = 3

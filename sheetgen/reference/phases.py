@@ -19,7 +19,8 @@ import math
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, gpu_price_used
-from sheetgen.scenario import PHASE_SLOTS, Scenario
+from sheetgen.run_fields import PHASE_SLOTS
+from sheetgen.scenario import Scenario
 
 
 def phases(s: Scenario) -> dict[str, float]:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from sheetgen.reference.flops import flops
 from sheetgen.reference.memory import memory
 from sheetgen.reference.schedule import SECONDS_PER_DAY, schedule
-from sheetgen.scenario import SWEEP_POINTS, Scenario
+from sheetgen.run_fields import SWEEP_POINTS
+from sheetgen.scenario import Scenario
 
 GB = 10**9
 

@@ -28,7 +28,7 @@ def _rows(wb: Workbook, layout: Layout, sheet: str, keys: list[str], col: int) -
 def cumulative_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) -> Any:
     from openpyxl.chart import LineChart, Series
 
-    from sheetgen.scenario import MONTH_SLOTS
+    from sheetgen.run_fields import MONTH_SLOTS
 
     keys = [f"month_cost_cum_usd_{n}" for n in range(1, MONTH_SLOTS + 1)]
     chart = LineChart()

@@ -248,7 +248,7 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
         dv = DataValidation(type="list", formula1=formula, allow_blank=False)
         dv.error = "Pick a value from the list (add presets on the Presets sheet)."
     elif kind == "int":
-        from sheetgen.scenario import INT_RANGES
+        from sheetgen.run_fields import INT_RANGES
 
         low, high = INT_RANGES.get(row.key or "", (1, None))
         if high is None:

@@ -164,7 +164,7 @@ def _line_series(y: Any, x: Any, title: Any, dashed: bool = False) -> Any:
 
 
 def activation_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) -> Any:
-    from sheetgen.scenario import SWEEP_POINTS
+    from sheetgen.run_fields import SWEEP_POINTS
 
     chart = _scatter(
         "Activations vs sequence length",
@@ -183,7 +183,7 @@ def activation_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) ->
 
 
 def days_chart(wb: Workbook, layout: Layout, scenarios: list[Scenario]) -> Any:
-    from sheetgen.scenario import SWEEP_POINTS
+    from sheetgen.run_fields import SWEEP_POINTS
 
     chart = _scatter(
         "Wall-clock days vs GPUs",

@@ -135,7 +135,7 @@ def _row(doc: dict[str, Any], where: str) -> Row:
 
 @cache
 def _repeat_counts() -> dict[str, int]:
-    from sheetgen.scenario import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
+    from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
 
     return {
         "MONTH_SLOTS": MONTH_SLOTS,

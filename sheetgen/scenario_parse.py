@@ -1,0 +1,442 @@
+"""Parsing and validation of scenario inputs into the dataclasses of
+``sheetgen.scenario``: counts, numbers and dates as people write them, run
+settings (kinds and ranges from ``sheetgen.run_fields``, list settings such as
+phases and sweeps), models and hardware given as mappings of fields, and preset
+models with some fields overridden.  Every failure is one ``SheetgenError``
+naming the field.
+
+Counts take K/M/B/T (decimal) or Ki/Mi/Gi/Ti (binary) suffixes (``15T``,
+``4Mi``), underscores or commas (``4_194_304``) and exponents (``1e12``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import fields, replace
+from typing import Any
+
+from sheetgen.errors import SheetgenError, short
+from sheetgen.limits import (
+    HARDWARE_LIMITS,
+    MAX_TEXT_CHARS,
+    MODEL_LIMITS,
+    check_id,
+    check_range,
+    check_run_limit,
+    check_text,
+)
+from sheetgen.run_fields import (
+    CHOICES,
+    FLAG_FIELDS,
+    INT_RANGES,
+    LIST_FIELDS,
+    NONNEGATIVE_FIELDS,
+    PHASE_FIELDS,
+    PHASE_SLOTS,
+    RUN_FIELDS,
+    SWEEP_POINTS,
+)
+from sheetgen.scenario import (
+    DATE_MAX,
+    DATE_MIN,
+    HARDWARE_FIELDS,
+    HARDWARE_ZERO_OK,
+    MLPS,
+    MODEL_FLAG_FIELDS,
+    MODEL_INT_FIELDS,
+    MODEL_POSITIVE_FIELDS,
+    NORMS,
+    Hardware,
+    Model,
+    Phase,
+    Run,
+)
+
+_SUFFIX = {
+    "": 1,
+    "K": 10**3,
+    "M": 10**6,
+    "B": 10**9,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "KI": 2**10,
+    "MI": 2**20,
+    "GI": 2**30,
+    "TI": 2**40,
+}
+_COUNT_RE = re.compile(
+    r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
+)
+# The words a 0/1 setting (FLAG_FIELDS) accepts besides 0 and 1 and YAML true/false.
+_FLAG_WORDS = {"true": 1, "false": 0, "yes": 1, "no": 0, "on": 1, "off": 0}
+
+
+def parse_count(value: Any, field: str) -> int:
+    """A whole count such as ``15.6T``, ``4Mi``, ``4_194_304`` or ``1e12``."""
+    if isinstance(value, bool):
+        raise SheetgenError(field, f"expected a whole number, got {short(value)}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise SheetgenError(field, f"expected a whole number, got {short(value)}")
+        return int(value)
+    if isinstance(value, str) and len(value) <= 400:
+        m = _COUNT_RE.match(value)
+        if m and m.group(2).upper() in _SUFFIX:
+            number = float(m.group(1).replace("_", "").replace(",", ""))
+            total = number * _SUFFIX[m.group(2).upper()]
+            if not math.isfinite(total):
+                raise SheetgenError(field, f"{short(value)} is too large to be a count")
+            if total == int(total):
+                return int(total)
+            raise SheetgenError(field, f"{short(value)} is not a whole number")
+    raise SheetgenError(
+        field,
+        f"cannot read {short(value)} as a count; use a whole number, optionally with a suffix "
+        "K, M, B, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024), e.g. 15.6T",
+    )
+
+
+def parse_number(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise SheetgenError(field, f"expected a number, got {short(value)}")
+    raw = value
+    try:
+        if isinstance(value, str):
+            value = value.replace("_", "").replace(",", "")
+        value = float(value)
+    except (ValueError, OverflowError):
+        raise SheetgenError(field, f"expected a number, got {short(raw)}") from None
+    if not math.isfinite(value):
+        raise SheetgenError(field, f"expected a finite number, got {short(raw)}")
+    return value
+
+
+def parse_date(value: Any, field: str) -> dt.date:
+    """An ISO date (YYYY-MM-DD), as text or as the date YAML already parsed."""
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value.strip())
+        except ValueError:
+            raise SheetgenError(
+                field, f"expected an ISO date such as 2027-01-01, got {short(value)}"
+            ) from None
+    if not isinstance(value, dt.date):
+        raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {short(value)}")
+    if value < DATE_MIN:
+        raise SheetgenError(field, f"must be {DATE_MIN.isoformat()} or later, got {value}")
+    if value > DATE_MAX:
+        raise SheetgenError(
+            field,
+            f"must be {DATE_MAX.isoformat()} or earlier (the plan's months and fiscal years "
+            f"must end by 9999-12-31), got {value}",
+        )
+    return value
+
+
+def _run_value(key: str, value: Any) -> Any:
+    kind, _default, _doc = RUN_FIELDS[key]
+    if kind == "date":
+        return parse_date(value, key)
+    if kind == "int":
+        if key in FLAG_FIELDS:
+            if isinstance(value, bool):
+                value = int(value)
+            elif isinstance(value, str) and value.strip().lower() in _FLAG_WORDS:
+                value = _FLAG_WORDS[value.strip().lower()]
+        n = parse_count(value, key)
+        low, high = INT_RANGES.get(key, (1, None))
+        if n < low or (high is not None and n > high):
+            accepted = f">= {low}" if high is None else f"from {low} to {high}"
+            raise SheetgenError(key, f"must be a whole number {accepted}, got {short(value)}")
+        check_run_limit(key, n, value)
+        return n
+    if kind == "choice":
+        if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
+            raise SheetgenError(key, f"got {short(value)}; accepted: {', '.join(CHOICES[key])}")
+        return value.strip().lower()
+    number = parse_number(value, key)
+    if kind == "fraction":
+        if not 0 < number <= 1:
+            raise SheetgenError(key, f"must be a fraction in (0, 1], got {short(value)}")
+        check_run_limit(key, number, value)
+        return number
+    if kind == "share":
+        if not 0 <= number < 1:
+            raise SheetgenError(key, f"must be a share in [0, 1), got {short(value)}")
+        check_run_limit(key, number, value)
+        return number
+    if key in ("pue", "host_buffer_factor") and number < 1:
+        what = "facility power / IT power" if key == "pue" else "host bytes per offloaded byte"
+        raise SheetgenError(key, f"must be >= 1 ({what}), got {value!r}")
+    if key == "pue" and number < 1:
+        raise SheetgenError(key, f"must be >= 1 (facility power / IT power), got {short(value)}")
+    if key in NONNEGATIVE_FIELDS and number < 0:
+        raise SheetgenError(key, f"must be >= 0, got {short(value)}")
+    if key not in NONNEGATIVE_FIELDS and number <= 0:
+        raise SheetgenError(key, f"must be > 0, got {short(value)}")
+    check_run_limit(key, number, value)
+    return int(number) if number == int(number) else number
+
+
+def _phase(item: Any, run: Run, where: str) -> Phase:
+    """One phase from a mapping; seq_len, global_batch_tokens and mfu default to the run's."""
+    if isinstance(item, Phase):
+        item = {f.name: getattr(item, f.name) for f in fields(Phase)}
+    if not isinstance(item, dict):
+        raise SheetgenError(
+            where, f"each phase must be a mapping of {', '.join(PHASE_FIELDS)}, got {short(item)}"
+        )
+    for key in item:
+        if key not in PHASE_FIELDS:
+            raise SheetgenError(
+                f"{where}.{key}", f"unknown phase field; accepted: {', '.join(PHASE_FIELDS)}"
+            )
+    if "tokens" not in item:
+        raise SheetgenError(f"{where}.tokens", "missing; a phase needs its number of tokens")
+    values: dict[str, Any] = {}
+    for key in ("tokens", "seq_len", "global_batch_tokens"):
+        raw = item.get(key, getattr(run, key) if key != "tokens" else None)
+        n = parse_count(raw, f"{where}.{key}")
+        if n < 1:
+            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= 1, got {short(raw)}")
+        check_run_limit("train_tokens" if key == "tokens" else key, n, raw, f"{where}.{key}")
+        values[key] = n
+    raw = item.get("mfu", run.mfu)
+    mfu = parse_number(raw, f"{where}.mfu")
+    if not 0 < mfu <= 1:
+        raise SheetgenError(f"{where}.mfu", f"must be a fraction in (0, 1], got {short(raw)}")
+    check_run_limit("mfu", mfu, raw, f"{where}.mfu")
+    values["mfu"] = mfu
+    return Phase(**values)
+
+
+def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise SheetgenError(
+            where, f"must be a list of at most {PHASE_SLOTS} phases, got {short(value)}"
+        )
+    if len(value) > PHASE_SLOTS:
+        raise SheetgenError(
+            where, f"at most {PHASE_SLOTS} phases fit the workbook's slots, got {len(value)}"
+        )
+    return tuple(_phase(item, run, f"{where}[{i + 1}]") for i, item in enumerate(value))
+
+
+def _sweep(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)) or len(value) != SWEEP_POINTS:
+        raise SheetgenError(
+            where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {short(value)}"
+        )
+    out = []
+    for i, raw in enumerate(value):
+        n = parse_count(raw, f"{where}[{i + 1}]")
+        if n < 1:
+            raise SheetgenError(
+                f"{where}[{i + 1}]", f"must be a whole number >= 1, got {short(raw)}"
+            )
+        limit = "seq_len" if where.endswith("sweep_seq_lens") else "n_gpus"
+        check_run_limit(limit, n, raw, f"{where}[{i + 1}]")
+        out.append(n)
+    return tuple(out)
+
+
+def make_run(settings: dict[str, Any], where: str = "") -> Run:
+    """Validated run settings; unknown keys are errors."""
+    values: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key in LIST_FIELDS:
+            continue
+        if key not in RUN_FIELDS:
+            raise SheetgenError(
+                f"{where}{key}",
+                f"unknown setting; accepted: {', '.join((*RUN_FIELDS, *LIST_FIELDS))}",
+            )
+        try:
+            values[key] = _run_value(key, value)
+        except SheetgenError as e:
+            raise SheetgenError(f"{where}{e.field}", e.message) from None
+    try:
+        run = Run(**values)
+    except SheetgenError as e:
+        raise SheetgenError(f"{where}{e.field}", e.message) from None
+    lists: dict[str, Any] = {}
+    if "phases" in settings:
+        lists["phases"] = _phases(settings["phases"], run, f"{where}phases")
+    for key in ("sweep_seq_lens", "sweep_gpus"):
+        if key in settings:
+            lists[key] = _sweep(settings[key], f"{where}{key}")
+    return replace(run, **lists) if lists else run
+
+
+def make_model(spec: dict[str, Any], where: str = "model") -> Model:
+    """A validated Model from a mapping of fields (``id`` and ``name`` optional)."""
+    known = {f.name for f in fields(Model)}
+    for key in spec:
+        if key not in known:
+            raise SheetgenError(
+                f"{where}.{key}",
+                f"unknown model field; accepted: {', '.join(MODEL_INT_FIELDS + ('norm', 'mlp'))}",
+            )
+    values: dict[str, Any] = {}
+    for key in MODEL_INT_FIELDS:
+        if key not in spec:
+            continue
+        try:
+            n = parse_count(spec[key], f"{where}.{key}")
+        except SheetgenError:
+            raise SheetgenError(
+                f"{where}.{key}", f"expected a whole number, got {short(spec[key])}"
+            ) from None
+        low = 1 if key in MODEL_POSITIVE_FIELDS else 0
+        if n < low:
+            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= {low}, got {n}")
+        if key in MODEL_LIMITS:
+            check_range(f"{where}.{key}", n, low, *MODEL_LIMITS[key], spec[key])
+        if key in MODEL_FLAG_FIELDS and n not in (0, 1):
+            raise SheetgenError(f"{where}.{key}", f"must be 0 or 1, got {n}")
+        values[key] = n
+    for key, accepted in (("norm", NORMS), ("mlp", MLPS)):
+        if key in spec:
+            v = spec[key]
+            if not isinstance(v, str) or v.lower() not in accepted:
+                raise SheetgenError(
+                    f"{where}.{key}", f"got {short(v)}; accepted: {', '.join(accepted)}"
+                )
+            values[key] = v.lower()
+    for key in ("n_layers", "hidden_size", "n_heads", "ffn_size", "vocab_size"):
+        if key not in values:
+            raise SheetgenError(f"{where}.{key}", "missing; a model needs it")
+    values.setdefault("n_kv_heads", values["n_heads"])
+    if "head_dim" not in values:
+        if values["hidden_size"] % values["n_heads"]:
+            raise SheetgenError(
+                f"{where}.n_heads",
+                f"{values['n_heads']} heads do not divide hidden_size {values['hidden_size']}; "
+                "give head_dim explicitly or choose a divisor",
+            )
+        values["head_dim"] = values["hidden_size"] // values["n_heads"]
+    if values["n_heads"] % values["n_kv_heads"]:
+        raise SheetgenError(
+            f"{where}.n_kv_heads",
+            f"{values['n_kv_heads']} KV heads must divide n_heads {values['n_heads']}",
+        )
+    if values.get("n_experts", 0) > 0:
+        k = values.get("experts_per_token", 0)
+        if not 1 <= k <= values["n_experts"]:
+            raise SheetgenError(
+                f"{where}.experts_per_token",
+                f"must be between 1 and n_experts ({values['n_experts']}), got {k}",
+            )
+        if values.get("moe_ffn_size", 0) < 1:
+            raise SheetgenError(f"{where}.moe_ffn_size", "must be >= 1 for a MoE model")
+        if values.get("n_dense_layers", 0) >= values["n_layers"]:
+            raise SheetgenError(
+                f"{where}.n_dense_layers",
+                f"must be below n_layers ({values['n_layers']}), got {values['n_dense_layers']}",
+            )
+    if values.get("q_lora_rank", 0) > 0 and values.get("kv_lora_rank", 0) == 0:
+        raise SheetgenError(
+            f"{where}.q_lora_rank",
+            "a query latent needs MLA: set kv_lora_rank > 0 or q_lora_rank 0",
+        )
+    if values.get("kv_lora_rank", 0) > 0:
+        for key in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+            if values.get(key, 0) < 1:
+                raise SheetgenError(f"{where}.{key}", "must be >= 1 for MLA (kv_lora_rank > 0)")
+    values.update(_texts(spec, where))
+    values["source"] = check_text(
+        _as_text(spec.get("source") or ""), f"{where}.source", MAX_TEXT_CHARS, name=False
+    )
+    if spec.get("params_published") is not None:
+        n = parse_count(spec["params_published"], f"{where}.params_published")
+        check_range(f"{where}.params_published", n, 1, *MODEL_LIMITS["params_published"], n)
+        values["params_published"] = n
+    return Model(**values)
+
+
+def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
+    known = {"id", "name", "as_of", "sources", "source", *HARDWARE_FIELDS}
+    for key in spec:
+        if key not in known:
+            raise SheetgenError(
+                f"{where}.{key}", f"unknown hardware field; accepted: {', '.join(HARDWARE_FIELDS)}"
+            )
+    values: dict[str, Any] = {}
+    for key in HARDWARE_FIELDS:
+        if key not in spec and key == "host_gb_per_s":
+            continue  # optional: 0 = not published (offload time then not estimated)
+        if key not in spec:
+            raise SheetgenError(f"{where}.{key}", "missing; hardware needs it")
+        v = parse_number(spec[key], f"{where}.{key}")
+        low_ok = v >= 0 if key in HARDWARE_ZERO_OK else v > 0
+        if not low_ok:
+            rule = ">= 0" if key in HARDWARE_ZERO_OK else "> 0"
+            raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {short(spec[key])}")
+        check_range(f"{where}.{key}", v, 0, *HARDWARE_LIMITS[key], spec[key])
+        values[key] = v
+    values.update(_texts(spec, where))
+    sources = spec.get("sources") or {}
+    if not isinstance(sources, dict):
+        raise SheetgenError(
+            f"{where}.sources", f"must map a field to its source, got {short(sources)}"
+        )
+    values["sources"] = tuple(
+        (
+            check_text(_as_text(k), f"{where}.sources", MAX_TEXT_CHARS, name=False),
+            check_text(_as_text(v), f"{where}.sources.{k}", MAX_TEXT_CHARS, name=False),
+        )
+        for k, v in sources.items()
+    )
+    return Hardware(**values)
+
+
+def _as_text(value: Any) -> str:
+    """Numbers and dates YAML parsed from an id or a source, as the text written."""
+    if isinstance(value, (str, int, float, dt.date)) and not isinstance(value, bool):
+        return str(value)
+    return value  # check_text names the field and the value
+
+
+def _texts(spec: dict[str, Any], where: str) -> dict[str, str]:
+    """``id`` (default "custom") and ``name`` (default: the id), checked as names."""
+    model_id = check_id(_as_text(spec.get("id") or "custom"), f"{where}.id")
+    name = check_text(_as_text(spec.get("name") or model_id), f"{where}.name")
+    return {"id": model_id, "name": name}
+
+
+def with_overrides(model: Model, overrides: dict[str, Any], where: str = "model") -> Model:
+    """A preset model with some fields replaced, validated as a whole."""
+    base = {f.name: getattr(model, f.name) for f in fields(Model)}
+    base.pop("params_published")
+    if "id" not in overrides:
+        base["id"] = f"{model.id}-custom"
+        base["name"] = overrides.get("name", f"{model.name} (custom)")
+    base.update(overrides)
+    # An explicit null drops the field so that its default applies (e.g. head_dim = h / a).
+    base = {k: v for k, v in base.items() if v is not None}
+    if (
+        "head_dim" not in overrides
+        and ("hidden_size" in overrides or "n_heads" in overrides)
+        and model.head_dim * model.n_heads == model.hidden_size
+    ):
+        # The base derives head_dim from h / a: keep deriving it.
+        base.pop("head_dim")
+    return make_model(base, where)
+
+
+__all__ = [
+    "make_hardware",
+    "make_model",
+    "make_run",
+    "parse_count",
+    "with_overrides",
+]
