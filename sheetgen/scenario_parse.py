@@ -174,9 +174,7 @@ def _run_value(key: str, value: Any) -> Any:
         return number
     if key in ("pue", "host_buffer_factor") and number < 1:
         what = "facility power / IT power" if key == "pue" else "host bytes per offloaded byte"
-        raise SheetgenError(key, f"must be >= 1 ({what}), got {value!r}")
-    if key == "pue" and number < 1:
-        raise SheetgenError(key, f"must be >= 1 (facility power / IT power), got {short(value)}")
+        raise SheetgenError(key, f"must be >= 1 ({what}), got {short(value)}")
     if key in NONNEGATIVE_FIELDS and number < 0:
         raise SheetgenError(key, f"must be >= 0, got {short(value)}")
     if key not in NONNEGATIVE_FIELDS and number <= 0:
