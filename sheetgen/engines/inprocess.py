@@ -136,6 +136,11 @@ def recalc_pycel(src: Path) -> Values:
             if c.data_type == "f"
         ]
         try:
+            if addresses and hasattr(compiler, "_gen_graph"):
+                # The dependency graph of every formula in one pass: evaluating a list
+                # builds it cell by cell, and pycel 1.0b30 counts all the graph's edges
+                # for a log line after each (13 scenarios: 6.2-8.8 s, 5.7-6.4 s so).
+                compiler._gen_graph(addresses)
             results = compiler.evaluate(addresses) if addresses else ()
         except KeyError as exc:
             if "does not exist" not in str(exc):
