@@ -102,7 +102,7 @@ def _same(actual: Any, expected: Any, rel: float) -> bool:
 
 def file_layout(wb: Any, n_scenarios: int):
     """A builder Layout rebuilt from where the keys and tables really are in ``wb``."""
-    from sheetgen.workbook.builder import TABLE_COLUMNS, Layout
+    from sheetgen.workbook.layout import TABLE_COLUMNS, Layout
     from sheetgen.workbook_io import sheet_layout
 
     layout = Layout(n_scenarios=n_scenarios)

@@ -147,7 +147,7 @@ def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, 
     blank row; rows with an empty id (unused custom rows) are skipped.  Formula
     cells take their cached value from ``cached`` (the same sheet read data-only).
     """
-    from sheetgen.workbook.builder import TABLE_COLUMNS
+    from sheetgen.workbook.layout import TABLE_COLUMNS
 
     by_first_cols = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
     tables: dict[str, list[dict[str, Any]]] = {}

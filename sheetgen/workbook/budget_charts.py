@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sheetgen.workbook.builder import FIRST_SCENARIO_COL, Layout
+from sheetgen.workbook.layout import FIRST_SCENARIO_COL, Layout
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook

@@ -1,184 +1,42 @@
 """Templates + scenarios -> an openpyxl workbook with live formulas.
 
-Layout of every templated sheet (DESIGN.md house style):
-
-    row 1  title
-    row 2  description
-    row 4  key | quantity | unit | <scenario 1> ... <scenario n> | formula in words | source
-    row 5+ one row per key (section headings have no key)
-
-A formula refers to other rows by key; ``translate`` turns ``{key}`` into the
-cell of the same scenario column (on whatever sheet the key lives), and
-``[table.column]`` into an absolute range of a Presets lookup table.
+``build`` plans the layout (``layout.py``), writes every templated sheet
+(``write_sheet``: the looks of its cells, data validation of its inputs, the
+per-scenario defined names of its named rows), the Presets sheet after Inputs
+(``presets_sheet.py``), the defined names of drop-down lists, then About, Charts
+and the document properties (``presentation.py``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from sheetgen.scenario import HARDWARE_FIELDS, Model
 from sheetgen.workbook import styles
 from sheetgen.workbook.cells import put_formulas, put_template_text, put_text, text_cell
-from sheetgen.workbook.templates import (
-    GROUP_RE,
-    KEY_RE,
-    SHEET_RE,
-    TABLE_RE,
-    Row,
-    SheetTemplate,
-    check_keys,
+from sheetgen.workbook.layout import (
+    COLUMN,
+    FIRST_ROW,
+    FIRST_SCENARIO_COL,
+    HEADER_ROW,
+    Layout,
+    header_formula,
+    list_name,
+    plan_layout,
 )
+from sheetgen.workbook.presets_sheet import preset_rows, write_presets_sheet
+from sheetgen.workbook.styles import TITLE_LOOK, _style_header
+from sheetgen.workbook.templates import TABLE_RE, Row, SheetTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
 
     from sheetgen.scenario import Scenario
 
-HEADER_ROW = 4
-FIRST_ROW = 5
-FIRST_SCENARIO_COL = 4  # column D
-PRESETS_SHEET = "Presets"
-# Stands for the scenario's column letter in a formula translated once per row; a
-# control character, so never part of a formula (sheetgen refuses them in text).
-COLUMN = "\x00"
-CUSTOM_ROWS = {"models": 5, "hardware": 3}
-
-# Lookup tables on the Presets sheet: table -> column names (first is the id).
-# The model table's columns are the Model dataclass's fields, in their order.
-MODEL_COLUMNS = tuple(f.name for f in fields(Model) if f.name not in ("source", "params_published"))
-HARDWARE_COLUMNS = ("id", "name", *HARDWARE_FIELDS)
-RECIPE_COLUMNS = (
-    "id",
-    "name",
-    "weight_bytes",
-    "grad_bytes",
-    "grad_accum_bytes",
-    "master_bytes",
-    "optimizer_bytes",
-    "act_bytes",
-    "frameworks",
-)
-DTYPE_COLUMNS = ("id", "bytes")
-TABLE_COLUMNS = {
-    "models": MODEL_COLUMNS,
-    "hardware": HARDWARE_COLUMNS,
-    "recipes": RECIPE_COLUMNS,
-    "dtypes": DTYPE_COLUMNS,
-}
-PRESETS_SOURCE_WIDTH = 60  # the columns holding a table's sources (wrapped)
-TABLE_TITLES = {
-    "models": "Models (add a custom model in an empty row, then pick its id on Inputs)",
-    "hardware": "Hardware (dense peaks; add a custom accelerator in an empty row)",
-    "recipes": "Recipes: bytes per parameter and per activation value",
-    "dtypes": "Bytes per value by number format",
-}
-
-
-@dataclass
-class Layout:
-    """Where every key and table lives, known before any formula is written."""
-
-    n_scenarios: int
-    cells: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (sheet, row)
-    sheet_rows: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet -> first, last
-    tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> first, last row
-    # sheet -> key -> row of every keyed row on that sheet, mirrors included (for charts)
-    sheet_keys: dict[str, dict[str, int]] = field(default_factory=dict)
-    _row_formulas: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
-
-    def rows_on(self, sheet: str) -> dict[str, int]:
-        return self.sheet_keys[sheet]
-
-    def col(self, i: int | str) -> str:
-        """Scenario ``i``'s column letter (``COLUMN`` passes through as the placeholder)."""
-        return i if i is COLUMN else get_column_letter(FIRST_SCENARIO_COL + i)
-
-    def table_range(self, table: str, column: str) -> str:
-        cols = TABLE_COLUMNS[table]
-        if column not in cols:
-            raise KeyError(f"table {table!r} has no column {column!r}")
-        letter = get_column_letter(cols.index(column) + 1)
-        first, last = self.tables[table]
-        return f"{PRESETS_SHEET}!${letter}${first}:${letter}${last}"
-
-    def ref(self, key: str, i: int, from_sheet: str) -> str:
-        if key not in self.cells:
-            raise KeyError(f"formula refers to unknown key {key!r}")
-        sheet, row = self.cells[key]
-        cell = f"{self.col(i)}{row}"
-        return cell if sheet == from_sheet else f"{quote_sheetname(sheet)}!{cell}"
-
-    def translate(self, formula: str, i: int, from_sheet: str) -> str:
-        return self.row_formula(formula, from_sheet).replace(COLUMN, self.col(i))
-
-    def row_formula(self, formula: str, from_sheet: str) -> str:
-        """The formula for every scenario column at once: ``COLUMN`` stands for the column
-        letter (one ``str.replace`` per scenario instead of a regex pass per cell)."""
-        key = (formula, from_sheet)
-        found = self._row_formulas.get(key)
-        if found is None:
-            found = self._row_formulas[key] = self._translate(formula, from_sheet)
-        return found
-
-    def _translate(self, formula: str, from_sheet: str) -> str:
-        i = COLUMN
-
-        def sheet_range(m: Any) -> str:
-            sheet = m.group(1)
-            first, last = self.sheet_rows[sheet]
-            c = self.col(i)
-            return f"{quote_sheetname(sheet)}!{c}${first}:{c}${last}"
-
-        def group(m: Any) -> str:
-            what = m.group(1)
-            if what == "all_sheets":
-                derived = [s for s in self.sheet_rows if s not in ("Summary", "Checks")]
-                return ",".join(f"{{sheet:{s}}}" for s in derived)
-            kind = what.split(":")[1]
-            keys = check_keys(kind)
-            if what.startswith("failed:"):
-                return "+".join(f"(1-{{{k}}})" for k in keys)
-            return ",".join(f"{{{k}}}" for k in keys)
-
-        out = GROUP_RE.sub(group, formula)
-        out = SHEET_RE.sub(sheet_range, out)
-        out = TABLE_RE.sub(lambda m: self.table_range(m.group(1), m.group(2)), out)
-        out = KEY_RE.sub(lambda m: self.ref(m.group(1), i, from_sheet), out)
-        return "=" + out
-
-
-def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_presets: dict) -> Layout:
-    layout = Layout(n_scenarios=n_scenarios)
-    for t in templates:
-        row = FIRST_ROW
-        for r in t.rows:
-            if r.key and not r.mirror:
-                layout.cells[r.key] = (t.sheet, row)
-            if r.key:
-                layout.sheet_keys.setdefault(t.sheet, {})[r.key] = row
-            row += 1
-        layout.sheet_rows[t.sheet] = (FIRST_ROW, row - 1)
-    # Presets: tables stacked vertically, each: title row, header row, data rows, blank row.
-    row = 4
-    for table in TABLE_COLUMNS:
-        first = row + 2
-        last = first + n_presets[table] + CUSTOM_ROWS.get(table, 0) - 1
-        layout.tables[table] = (first, last)
-        row = last + 2
-    return layout
-
-
-HEADER_LOOK = styles.look(
-    font={"bold": True, "color": styles.HEADER_FONT_COLOR},
-    fill=styles.HEADER_FILL,
-    align={"vertical": "center", "wrap_text": True},
-)
-TITLE_LOOK = styles.look(font={"bold": True, "size": 14})
+# The templated sheets' own looks (those the Presets sheet shares are in styles).
 DESCRIPTION_LOOK = styles.look(align={"wrap_text": False})
 SECTION_LABEL_LOOK = styles.look(font={"bold": True}, fill=styles.SECTION_FILL)
 SECTION_LOOK = styles.look(fill=styles.SECTION_FILL)
@@ -190,10 +48,6 @@ WORDS_LOOK = styles.look(align={"wrap_text": True, "vertical": "top"})
 SOURCE_LOOK = styles.look(
     font={"color": "595959", "size": 10}, align={"vertical": "top", "wrap_text": True}
 )
-NOTE_LOOK = styles.look(
-    font={"color": "595959", "size": 10}, align={"vertical": "top", "wrap_text": True}
-)
-BOLD_LOOK = styles.look(font={"bold": True})
 
 
 def _value_look(fmt: str, role: str, number_format: str | None = None) -> styles.Look:
@@ -212,23 +66,7 @@ def _value_look(fmt: str, role: str, number_format: str | None = None) -> styles
     )
 
 
-def _style_header(ws: Any, row: int, ncols: int) -> None:
-    apply = styles.looks(ws.parent)
-    for c in range(1, ncols + 1):
-        apply(ws.cell(row=row, column=c), HEADER_LOOK)
-
-
 DV_TITLE = "Invalid input"  # Excel: data-validation titles at most 32 characters
-
-
-def list_name(table: str, column: str) -> str:
-    """The defined name of a Presets table column that drop-down lists use."""
-    return f"list_{table}_{column}"
-
-
-def header_formula(layout: Layout, i: int, from_sheet: str) -> str:
-    """A sheet's scenario header: the scenario's name on Inputs."""
-    return layout.translate("{scenario_name}", i, from_sheet)
 
 
 def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
@@ -448,107 +286,6 @@ def _last_summary_row(t: SheetTemplate) -> int | None:
         if r.section and r.label.startswith("Engineering detail"):
             return FIRST_ROW + k - 1
     return None
-
-
-def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
-    """Landscape A4 at the legible detail scale (see ``printing``); the sheets
-    with their own layout (About, Charts, Presets) call this."""
-    from sheetgen.workbook import printing
-
-    printing.page_setup(ws, title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}" if title_rows else None)
-
-
-def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], str]]]:
-    """Rows of the four Presets tables: the presets, then any custom model or
-    hardware the scenarios define (so their INDEX/MATCH lookups find them)."""
-    from sheetgen import presets
-
-    models = dict(presets.models())
-    hardware = dict(presets.hardware())
-    for s in scenarios:
-        if models.get(s.model.id) not in (None, s.model):
-            raise ValueError(f"two different models share the id {s.model.id!r}")
-        models.setdefault(s.model.id, s.model)
-        if hardware.get(s.hardware.id) not in (None, s.hardware):
-            raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
-        hardware.setdefault(s.hardware.id, s.hardware)
-    rows: dict[str, list[tuple[list[Any], str]]] = {t: [] for t in TABLE_COLUMNS}
-    model_origin, hw_origin = presets.origins("models"), presets.origins("hardware")
-    for m in models.values():
-        source = m.source or "custom model from the scenario file"
-        source = _origin_note(model_origin.get(m.id), presets.models().get(m.id) == m) + source
-        rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], source))
-    for hw in hardware.values():
-        src = (
-            "; ".join(f"{k}: {v}" for k, v in hw.sources)
-            or "custom hardware from the scenario file"
-        )
-        src = _origin_note(hw_origin.get(hw.id), presets.hardware().get(hw.id) == hw) + src
-        rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
-    tsrc = presets.table_sources()
-    for r in presets.tables().recipes:
-        rows["recipes"].append(
-            ([getattr(r, c) for c in RECIPE_COLUMNS], r.source or tsrc["recipes"])
-        )
-    for name, nbytes in presets.tables().dtype_bytes:
-        rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
-    return rows
-
-
-def _origin_note(origin: str | None, is_preset: bool) -> str:
-    """ "[team preset from DIR] " for a preset a team directory supplied, else ""."""
-    from sheetgen.presets import SHIPPED
-
-    if origin is None or origin == SHIPPED or not is_preset:
-        return ""
-    return f"[team preset from {origin}] "
-
-
-def write_presets_sheet(
-    wb: Workbook, layout: Layout, rows: dict[str, list[tuple[list[Any], str]]]
-) -> None:
-    from sheetgen.workbook import printing
-
-    ws = wb.create_sheet(PRESETS_SHEET)
-    apply = styles.looks(wb)
-    apply(ws.cell(row=1, column=1, value="Presets: lookup tables"), TITLE_LOOK)
-    ws.cell(
-        row=2,
-        column=1,
-        value="Inputs look these tables up by id (INDEX/MATCH). Edit a row to change a preset "
-        "everywhere; fill an empty row to add your own.",
-    )
-    text_look = styles.look(font={"color": styles.INPUT_FONT_COLOR}, fill=styles.INPUT_FILL)
-    number_look = styles.look(
-        font={"color": styles.INPUT_FONT_COLOR}, fill=styles.INPUT_FILL, number_format="#,##0.###"
-    )
-    widest = max(len(c) for c in TABLE_COLUMNS.values())
-    for table, cols in TABLE_COLUMNS.items():
-        first, last = layout.tables[table]
-        apply(ws.cell(row=first - 2, column=1, value=TABLE_TITLES[table]), BOLD_LOOK)
-        for c, name in enumerate([*cols, "source"], start=1):
-            ws.cell(row=first - 1, column=c, value=name)
-        _style_header(ws, first - 1, len(cols) + 1)
-        data = rows[table]
-        for k in range(last - first + 1):
-            row_no = first + k
-            values, source = data[k] if k < len(data) else ([None] * len(cols), "")
-            for c, v in enumerate(values, start=1):
-                number = isinstance(v, (int, float)) and not isinstance(v, bool)
-                apply(put_text(ws, row_no, c, v), number_look if number else text_look)
-            note = source if k < len(data) else "custom row: fill id, name and every field"
-            apply(put_text(ws, row_no, len(cols) + 1, note), NOTE_LOOK)
-            printing.fit_row(ws, row_no, [(note, PRESETS_SOURCE_WIDTH)])
-    ws.column_dimensions["A"].width = 18
-    ws.column_dimensions["B"].width = 34
-    source_cols = {len(cols) + 1 for cols in TABLE_COLUMNS.values()}
-    for c in range(3, widest + 2):
-        width = PRESETS_SOURCE_WIDTH if c in source_cols else 12
-        ws.column_dimensions[get_column_letter(c)].width = width
-    ws.freeze_panes = "C1"
-    # Paginated across, the id and name columns repeated; sources wrap in wide columns.
-    printing.page_setup(ws, "Presets", title_cols="A:B")
-    ws.print_area = f"A1:{get_column_letter(widest + 1)}{ws.max_row}"
 
 
 def _define_list_names(wb: Workbook, templates: tuple, layout: Layout) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from sheetgen.workbook.builder import FIRST_SCENARIO_COL, HEADER_ROW, Layout
 from sheetgen.workbook.cells import put_text
+from sheetgen.workbook.layout import FIRST_SCENARIO_COL, HEADER_ROW, Layout
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
@@ -217,12 +217,19 @@ def cost_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     return bar
 
 
+def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
+    """Landscape A4 at the legible detail scale (see ``printing``); the sheets
+    with their own layout (About, Charts, Presets) call this."""
+    from sheetgen.workbook import printing
+
+    printing.page_setup(ws, title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}" if title_rows else None)
+
+
 def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], index: int) -> None:
     from openpyxl.styles import Font
     from openpyxl.worksheet.pagebreak import Break
 
     from sheetgen.workbook import budget_charts
-    from sheetgen.workbook.builder import _print_setup
 
     ws = wb.create_sheet(CHARTS_SHEET, index)
     ws.cell(row=1, column=1, value="Charts").font = Font(bold=True, size=14)
@@ -289,7 +296,6 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
 
     from sheetgen import __version__
     from sheetgen.workbook import styles
-    from sheetgen.workbook.builder import _print_setup
 
     ws = wb.create_sheet(ABOUT_SHEET, 0)
     ws.column_dimensions["A"].width = 24

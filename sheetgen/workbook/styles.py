@@ -138,6 +138,21 @@ def looks(wb: Any) -> Callable[[Any, Look], None]:
     return apply
 
 
+# The looks every templated sheet (builder) and the Presets sheet share.
+HEADER_LOOK = look(
+    font={"bold": True, "color": HEADER_FONT_COLOR},
+    fill=HEADER_FILL,
+    align={"vertical": "center", "wrap_text": True},
+)
+TITLE_LOOK = look(font={"bold": True, "size": 14})
+
+
+def _style_header(ws: Any, row: int, ncols: int) -> None:
+    apply = looks(ws.parent)
+    for c in range(1, ncols + 1):
+        apply(ws.cell(row=row, column=c), HEADER_LOOK)
+
+
 # Stored values stay in base units (bytes, FLOP/s, days); the unit column shows the
 # unit the number format displays.  A share that can exceed 100% (memory needed /
 # capacity) reads as a multiple above 1 ("89.3×").
