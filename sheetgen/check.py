@@ -101,7 +101,8 @@ def _same(actual: Any, expected: Any, rel: float) -> bool:
 
 
 def file_layout(wb: Any, n_scenarios: int):
-    """A builder Layout rebuilt from where the keys and tables really are in ``wb``."""
+    """A ``workbook.layout.Layout`` rebuilt from where the keys and tables really are
+    in ``wb``."""
     from sheetgen.workbook.layout import TABLE_COLUMNS, Layout
     from sheetgen.workbook_io import sheet_layout
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+from sheetgen.workbook import printing
 from sheetgen.workbook.cells import put_text
 from sheetgen.workbook.layout import FIRST_SCENARIO_COL, HEADER_ROW, Layout
 
@@ -217,14 +218,6 @@ def cost_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     return bar
 
 
-def _print_setup(ws: Any, title: str, ncols: int, title_rows: bool = True) -> None:
-    """Landscape A4 at the legible detail scale (see ``printing``); the sheets
-    with their own layout (About, Charts, Presets) call this."""
-    from sheetgen.workbook import printing
-
-    printing.page_setup(ws, title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}" if title_rows else None)
-
-
 def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], index: int) -> None:
     from openpyxl.styles import Font
     from openpyxl.worksheet.pagebreak import Break
@@ -261,7 +254,7 @@ def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], 
         ws.row_dimensions[r].height = CHART_ROW_PT
     for p in range(1, pages):
         ws.row_breaks.append(Break(id=CHART_FIRST_ROW + p * CHART_PAGE_ROWS - 1))
-    _print_setup(ws, "Charts", 20, title_rows=False)
+    printing.page_setup(ws, "Charts")  # landscape A4 at the legible detail scale
     ws.print_area = f"A1:{CHARTS_LAST_COL}{last_row}"
 
 
@@ -381,7 +374,7 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
         cell.hyperlink = link
         cell.alignment = Alignment(wrap_text=True, vertical="top")
         row += 1
-    _print_setup(ws, "About", 2, title_rows=False)
+    printing.page_setup(ws, "About")
     ws.print_area = f"A1:B{row - 1}"
 
 
