@@ -277,6 +277,23 @@ def test_timeout_kills_whole_process_group(
     assert list(tmpdir_clean.iterdir()) == []
 
 
+def test_a_process_that_left_the_group_is_ended_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmpdir_clean: Path
+) -> None:
+    """A child that starts a session of its own (outside the killed process group) but
+    works in the run's directory is ended before that directory is removed."""
+    escapee = (
+        f'"{sys.executable}" -c "import os, sys, time; os.setsid(); time.sleep(60)" '
+        '"$(pwd)/escaped" &'
+    )
+    script = fake_soffice(tmp_path, f"{escapee}\nsleep 0.5\nexit 3\n")
+    monkeypatch.setenv("SHEETGEN_SOFFICE", str(script))
+    with pytest.raises(RecalcError, match="status 3"):
+        recalc_libreoffice(make_book(tmp_path / "b.xlsx"))
+    assert live_processes_mentioning(str(tmpdir_clean)) == []
+    assert list(tmpdir_clean.iterdir()) == []
+
+
 def test_missing_input(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         recalc_libreoffice(tmp_path / "nope.xlsx")

@@ -3,7 +3,8 @@
 Both external engines (LibreOffice, Gnumeric) run through :func:`run_isolated`:
 the program starts in a new session (its own process group), its output goes to
 log files, and on a timeout, an error or a normal exit alike every process of
-the group is killed, leaves first, so that nothing outlives the call. An
+the group is killed, leaves first, then any process still naming the run's
+private directory (one that left the group), so that nothing outlives the call. An
 exception raised while waiting -- :class:`sheetgen.interrupt.Interrupted` from a
 SIGTERM or SIGHUP handler, or ``KeyboardInterrupt`` -- takes the same path.
 """
@@ -90,6 +91,48 @@ def terminate_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
         time.sleep(0.02)
 
 
+def processes_naming(text: str) -> list[int]:
+    """Pids of the live (non-zombie) processes, other than this one, whose command
+    line contains ``text``. Linux only (reads ``/proc``); elsewhere an empty list."""
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    needle = text.encode()
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != b"Z" and needle in cmdline.replace(b"\0", b" "):
+            found.append(int(entry))
+    return found
+
+
+def end_processes_naming(work: Path, patience: float = 10.0) -> None:
+    """SIGKILL any process still naming ``work`` (the run's private directory) in its
+    command line, and wait until none is left, for at most ``patience`` seconds.
+
+    The process group is killed first (:func:`terminate_group`); this catches a
+    process of the run that is no longer in it, or one that under load takes long to
+    die, so that none writes into ``work`` (or makes it again) after it is removed.
+    """
+    deadline = time.monotonic() + patience
+    while pids := processes_naming(str(work)):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
 def remove_tree(path: Path, patience: float = 3.0) -> None:
     """Remove ``path`` and everything in it, trying again while a process that was just
     killed may still be finishing a write inside it."""
@@ -140,5 +183,6 @@ def run_isolated(
                 "its process group was killed"
             ) from None
         finally:
-            # On timeout, error, interruption or normal exit alike: nothing of the group survives.
+            # On timeout, error, interruption or normal exit alike: nothing of the run survives.
             terminate_group(proc)
+            end_processes_naming(work)
