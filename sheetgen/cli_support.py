@@ -1,0 +1,228 @@
+"""The machinery the CLI's commands share, apart from the commands themselves.
+
+The run-setting flags (one per RUN_FIELDS key) and ``--presets``; error handling
+(``handle_errors``, ``OneLineGroup``: every bad input ends as one line on stderr);
+``--timeout``; writing a text file safely; and the scenario built from flags.
+Heavy modules are imported inside the functions, as in ``sheetgen.cli``, so that
+``sheetgen --help`` stays fast.  This module never imports ``sheetgen.cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sheetgen.errors import SheetgenError
+
+# One-scenario flags, one per run setting (RUN_FIELDS): --seq-len sets seq_len.
+FLAG_ALIASES = {"n_gpus": ("--gpus",), "train_tokens": ("--train-tokens",)}
+PRIMARY_FLAG = {"train_tokens": "--tokens"}
+
+
+def _flag(key: str) -> str:
+    return PRIMARY_FLAG.get(key, "--" + key.replace("_", "-"))
+
+
+def _run_flags() -> list[tuple[str, str, str]]:
+    from sheetgen.run_fields import CHOICES, RUN_FIELDS
+
+    flags = []
+    for key, (kind, default, doc) in RUN_FIELDS.items():
+        accepted = " | ".join(CHOICES[key]) if kind == "choice" else ""
+        text = f"{doc} [{accepted}]" if accepted else doc
+        # A default of None is derived from other settings; the description says how.
+        suffix = "" if default is None else f" (default {default})"
+        flags.append((_flag(key), key, f"{text}{suffix}"))
+    return flags
+
+
+RUN_FLAGS = _run_flags()
+FLAG_OF = {key: flag for flag, key, _ in RUN_FLAGS}
+
+
+def scenario_options(fn: Callable) -> Callable:
+    """Flags that describe one scenario (instead of a scenario file)."""
+    for flag, key, help_text in reversed(RUN_FLAGS):
+        names = [flag, *FLAG_ALIASES.get(key, ())]
+        fn = click.option(*names, key, default=None, help=help_text)(fn)
+    fn = click.option("--name", "scenario_name", default=None, help="scenario name")(fn)
+    fn = click.option("--hardware", "hardware", default=None, help="hardware preset id")(fn)
+    fn = click.option("--model", "model", default=None, help="model preset id")(fn)
+    return fn
+
+
+def presets_option(fn: Callable) -> Callable:
+    """--presets DIR (repeatable): team preset folders layered over the shipped presets."""
+
+    def use(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+        from sheetgen import presets
+
+        presets.use_team_dirs(value or None)
+        ctx.call_on_close(lambda: presets.use_team_dirs(None))
+
+    return click.option(
+        "--presets",
+        "team_presets",
+        multiple=True,
+        expose_value=False,
+        is_eager=True,
+        callback=use,
+        metavar="DIR",
+        help="team presets folder (models/, hardware/, scenarios/) layered over the shipped "
+        "ones; repeatable, later wins; default: $SHEETGEN_PRESETS",
+    )(fn)
+
+
+def write_text_file(out: Path, text: str, force: bool, field: str = "--output") -> None:
+    """Write ``text`` to ``out`` through a temporary file; never overwrite without force."""
+    import os
+    import tempfile
+
+    if out.is_dir():
+        raise SheetgenError(field, f"{out} is a directory")
+    if out.exists() and not force:
+        raise SheetgenError(field, f"{out} exists; pass --force to overwrite it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, out)
+
+
+def handle_errors(fn: Callable) -> Callable:
+    """One line and exit 2 for bad input; one line and 128 + n for SIGTERM / SIGHUP
+    (raised as Interrupted so that engines and writers clean up on the way out)."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from sheetgen.interrupt import Interrupted, signals_unwind
+
+        try:
+            with signals_unwind():
+                return fn(*args, **kwargs)
+        except SheetgenError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+        except Interrupted as e:
+            click.echo(f"error: stopped by {e.name}; temporary files removed", err=True)
+            sys.exit(e.exit_code)
+
+    return wrapper
+
+
+DEFAULT_TIMEOUT_S = 180.0
+
+
+def timeout_option(fn: Callable) -> Callable:
+    """``--timeout SECONDS`` for the commands that run LibreOffice or Gnumeric."""
+    return click.option(
+        "--timeout",
+        "timeout",
+        default=None,
+        metavar="SECONDS",
+        help=f"seconds LibreOffice (or Gnumeric) may take, > 0 (default {DEFAULT_TIMEOUT_S:g})",
+    )(fn)
+
+
+def parse_timeout(value: str | None) -> float:
+    """The ``--timeout`` value: a finite number of seconds > 0."""
+    import math
+
+    if value is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise SheetgenError("--timeout", f"must be a number of seconds > 0, got {shown!r}")
+    return seconds
+
+
+def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> list:
+    """A scenario file, or one scenario built from flags (model and hardware required)."""
+    from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+
+    given = {k: v for k, v in flags.items() if v is not None}
+    if scenario_file is not None and not Path(scenario_file).exists():
+        from sheetgen import presets
+
+        found = presets.find_scenario(scenario_file)
+        scenario_file = str(found) if found is not None else scenario_file
+    if scenario_file is not None:
+        if given:
+            first = next(iter(given))
+            raise SheetgenError(
+                f"--{first.replace('_', '-')}",
+                "cannot be combined with a scenario file; edit the file or drop the file argument",
+            )
+        return load_scenarios(scenario_file)
+    if not given:
+        return []
+    for required in ("model", "hardware"):
+        if required not in given:
+            raise SheetgenError(f"--{required}", "required when no scenario file is given")
+    item: dict[str, Any] = {"name": given.pop("scenario_name", None) or "Scenario 1"}
+    item.update(given)
+    if "dp" in given:
+        _layout_matches(item)
+    try:
+        return [scenario_from_dict(item, 1)]
+    except SheetgenError as e:
+        if not e.field.startswith("scenarios[1]"):
+            raise  # not a flag's value (a preset folder, a preset file)
+        # Name the flag the user typed, not the scenario-file path of the field.
+        field = e.field.removeprefix("scenarios[1].").split(".")[0]
+        flag = FLAG_OF.get(field, f"--{field.replace('_', '-')}")
+        raise SheetgenError(flag, e.message) from None
+
+
+class OneLineGroup(click.Group):
+    """Usage errors (unknown option, bad choice, missing argument) end in one line on
+    stderr and exit code 2, like every other bad input."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+        except click.UsageError as e:
+            message = " ".join(e.format_message().split())
+            if len(message) > 300:
+                message = message[:299] + "…"
+            click.echo(f"error: {message}", err=True)
+            sys.exit(2)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+            sys.exit(e.exit_code)
+
+
+def _layout_matches(item: dict[str, Any]) -> None:
+    """An explicit --dp must use exactly the GPUs planned: n_gpus = dp x tp x pp x cp."""
+    from sheetgen.run_fields import RUN_DEFAULTS
+    from sheetgen.scenario_parse import parse_count
+
+    try:
+        n = {
+            k: parse_count(item.get(k, RUN_DEFAULTS[k]), k)
+            for k in ("n_gpus", "dp", "tp", "pp", "cp")
+        }
+    except SheetgenError:
+        return  # the field's own check names it
+    if n["n_gpus"] != n["dp"] * n["tp"] * n["pp"] * n["cp"]:
+        raise SheetgenError(
+            "--dp",
+            f"dp x tp x pp x cp = {n['dp']} x {n['tp']} x {n['pp']} x {n['cp']} = "
+            f"{n['dp'] * n['tp'] * n['pp'] * n['cp']} differs from --gpus {n['n_gpus']}; "
+            "make them agree or leave --dp out (it is derived)",
+        )
