@@ -588,3 +588,22 @@ def test_every_hardware_preset_sources_its_link_bandwidths():
         for key in ("intra_node_gb_per_s", "inter_node_gb_per_s"):
             assert getattr(hw, key) > 0, (hw.id, key)
             assert len(sources.get(key, "")) > 20, f"{hw.id}: {key} has no source"
+
+
+def test_full_recomputation_rebuilds_only_the_layer_kinds_the_model_has() -> None:
+    """An all-MoE model has no dense-MLP layer: its working set under full
+    recomputation is its largest MoE layer, even when a dense FFN of its ffn_size
+    would keep more (found by Hypothesis: 2 layers, 2 experts of 64, top-1, ffn 176)."""
+    model = {"base": "llama3-8b", "n_layers": 2, "hidden_size": 32, "n_heads": 1,
+             "n_kv_heads": 1, "head_dim": 32, "ffn_size": 176, "vocab_size": 256,
+             "n_experts": 2, "experts_per_token": 1, "moe_ffn_size": 64, "n_dense_layers": 0}  # fmt: skip
+    base = {"model": model, "seq_len": 128, "n_gpus": 1, "global_batch_tokens": 128}
+    full = calc("tiny MoE full", **base, recompute="full")
+    none = calc("tiny MoE none", **base, recompute="none")
+    assert full["n_dense_mlp_layers"] == 0
+    assert full["mem_act_dense_layer"] > full["mem_act_moe_layer"] > 0  # what made it matter
+    expect(full, "mem_act_layer_max", full["mem_act_moe_layer"], rel=1e-12)
+    expect(full, "mem_act_layer_max_gpu", full["mem_act_moe_layer_gpu"], rel=1e-12)
+    expect(full, "mem_activations", 2 * full["mem_act_input_layer"] + full["mem_act_moe_layer"],
+           rel=1e-12)  # fmt: skip
+    assert full["mem_activations"] < none["mem_activations"]

@@ -110,7 +110,10 @@ def memory(s: Scenario) -> dict[str, float]:
     n_moe = p["n_moe_layers"]
     n_dense = p["n_dense_mlp_layers"]
     act_input_layer = act * seq * b * h
-    act_layer_max = max(act_dense_layer, act_moe_layer) + (scores_layer if naive else 0)
+    # The largest layer the model has (an all-MoE model has no dense-MLP layer to rebuild).
+    act_layer_max = max(act_dense_layer if n_dense > 0 else 0, act_moe_layer) + (
+        scores_layer if naive else 0
+    )
     stored = n_dense * act_dense_layer + n_moe * act_moe_layer
     if run.recompute == "none":
         activations = stored + (m.n_layers * scores_layer if naive else 0)

@@ -151,7 +151,9 @@ def parallelism_given(
     scores_layer = mem["mem_act_scores_layer"] / (tp * cp)
     input_layer = mem["mem_act_input_layer"] / (sp_div * cp)
     naive = mem["attn_is_naive"]
-    layer_max = max(dense_layer, moe_layer) + naive * scores_layer
+    # The largest layer the model has (an all-MoE model has no dense-MLP layer to rebuild).
+    has_dense = p["n_dense_mlp_layers"] > 0
+    layer_max = max(dense_layer if has_dense else 0, moe_layer) + naive * scores_layer
     if run.recompute == "full":
         kept_stage = layers_per_stage * input_layer
         working = layer_max
