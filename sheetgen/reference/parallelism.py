@@ -59,7 +59,7 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, schedule
+from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, schedule, splits_evenly
 from sheetgen.scenario import Scenario
 
 GIGA = 10**9
@@ -134,7 +134,11 @@ def parallelism_given(
         else 0
     )
     gather_unit = max(p["params_embedding"], p["params_output"], layer_dense, layer_moe) / tp
-    zero3_buffer = 2 * act * gather_unit if zero >= 3 else 0
+
+    def zero3_buffer_at(stage: int) -> float:
+        return 2 * act * gather_unit if stage >= 3 else 0
+
+    zero3_buffer = zero3_buffer_at(zero)
 
     # Activations per GPU
     unsplit = 4 * h + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
@@ -195,7 +199,7 @@ def parallelism_given(
         shard_b = shard_bytes(stage)
         shardable = shard_b * (per_gpu_dense + ep * per_gpu_expert) / cp
         fixed = (resident - shard_b) * per_gpu + activations + logits + run.overhead_bytes
-        fixed += 2 * act * gather_unit if stage >= 3 else 0
+        fixed += zero3_buffer_at(stage)
         if usable <= fixed * overhead_factor:
             return shardable, fixed, "none"
         room = usable - fixed * overhead_factor
@@ -213,8 +217,7 @@ def parallelism_given(
     days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if found else "–"  # no days
     if found:
         note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
-        accum_at_min = sch["global_batch_seqs"] / (b * dp_min)
-        if not (accum_at_min >= 1 and accum_at_min == math.floor(accum_at_min)):
+        if not splits_evenly(sch["global_batch_seqs"] / (b * dp_min)):
             note += f"; memory only: the batch does not split evenly over dp {dp_min}"
     else:
         note = (

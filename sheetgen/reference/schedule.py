@@ -25,6 +25,11 @@ SECONDS_PER_DAY = 86400
 HOURS_PER_DAY = 24
 
 
+def splits_evenly(accum: float) -> bool:
+    """A replica's share of the batch is a whole number >= 1 of micro-batches."""
+    return accum >= 1 and accum == math.floor(accum)
+
+
 def schedule(s: Scenario) -> dict[str, float]:
     run = s.run
     f = flops(s)
@@ -42,7 +47,7 @@ def schedule(s: Scenario) -> dict[str, float]:
         "grad_accum_steps": accum,
         "dp_max_batch": dp_max,
         "n_gpus_max_batch": max(1, math.floor(dp_max)) * run.tp * run.pp * run.cp,
-        "batch_splits": int(accum >= 1 and accum == math.floor(accum)),
+        "batch_splits": int(splits_evenly(accum)),
         "steps": math.ceil(run.train_tokens / run.global_batch_tokens),
         "tokens_per_param": run.train_tokens / p["params_total"],
         "step_seconds": run.global_batch_tokens * f["flops_per_token"] / rate,
