@@ -94,7 +94,7 @@ def handle_errors(fn: Callable) -> Callable:
         except BrokenPipeError:  # `sheetgen compute | head`: the reader has all it wants
             _fail(None, 128 + 13)
         except OSError as e:  # a file-system error no check foresaw, or stdout on a full disk
-            _fail(f"{_os_error_where(e)}: {e.strerror or type(e).__name__}")
+            _fail(_os_error_line(e))
         except Interrupted as e:
             click.echo(f"error: stopped by {e.name}; temporary files removed", err=True)
             sys.exit(e.exit_code)
@@ -102,27 +102,48 @@ def handle_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def _os_error_where(e: OSError) -> str:
+def _os_error_line(e: OSError) -> str:
+    """``<path>: <reason>``; ``<stdout>`` when printing was what failed."""
     from sheetgen.safe_write import shown
 
-    return shown(e.filename) if e.filename is not None else "<stdout>"
+    reason = e.strerror or type(e).__name__
+    if e.filename is not None:
+        return f"{shown(e.filename)}: {reason}"
+    return f"{_echoing(e) or 'writing'}: {reason}"
 
 
-def _fail(message: str | None, code: int = 2) -> None:
-    """``error: message`` on stderr (none for a closed pipe), exit ``code``; standard
-    output, if it is the file that failed (a full disk, a closed pipe), is pointed at
-    /dev/null first, so Python's own flush at exit cannot add a second message."""
+def _echoing(e: BaseException) -> str | None:
+    """``<stdout>`` or ``<stderr>`` when ``e`` was raised inside ``click.echo``."""
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "echo" and frame.f_globals.get("__name__") == "click.utils":
+            return "<stderr>" if frame.f_locals.get("err") else "<stdout>"
+        tb = tb.tb_next
+    return None
+
+
+def _stdout_broken() -> None:
+    """Standard output, when it cannot take what is waiting for it, pointed at
+    /dev/null, so that Python's own flush at exit cannot add a second message."""
     import os
 
     try:
         sys.stdout.flush()
+        return
     except (OSError, ValueError):
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, sys.stdout.fileno())
-            os.close(null)
-        except (OSError, ValueError, AttributeError):
-            pass
+        pass
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _fail(message: str | None, code: int = 2) -> None:
+    """``error: message`` on stderr (none for a closed pipe), exit ``code``."""
+    _stdout_broken()
     if message is not None:
         click.echo(f"error: {message}", err=True)
     sys.exit(code)
@@ -218,7 +239,7 @@ class OneLineGroup(click.Group):
         except BrokenPipeError:
             _fail(None, 128 + 13)
         except OSError as e:  # --help or --version into a full disk
-            _fail(f"{_os_error_where(e)}: {e.strerror or type(e).__name__}")
+            _fail(_os_error_line(e))
         except click.ClickException as e:
             click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
             sys.exit(e.exit_code)
