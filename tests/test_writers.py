@@ -134,6 +134,17 @@ def test_rerun_replaces_own_output_and_keeps_an_edit(writer: str, inputs: Path, 
     assert [n for n in names(tmp_path) if n.startswith(".")] == [safe_write.RECORD_NAME]
 
 
+def test_readme_generate_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's main command, `sheetgen generate`, run twice: both exit 0."""
+    monkeypatch.chdir(tmp_path)
+    first, second = cli(["generate"]), cli(["generate"])
+    assert first.exit_code == 0 and second.exit_code == 0, second.output
+    assert (
+        second.output.splitlines()[0] == "wrote output/sheetgen.xlsx (replaced the earlier output)"
+    )
+    assert names(tmp_path / "output") == [safe_write.RECORD_NAME, "sheetgen.xlsx"]
+
+
 @pytest.mark.parametrize("writer", WRITERS)
 def test_force_replaces_without_keeping(writer: str, inputs: Path, tmp_path: Path):
     w = WRITERS[writer]
@@ -253,6 +264,7 @@ STDOUT_COMMANDS = {
     "inputs": lambda i: ["inputs", str(i / "book.xlsx")],
     "advise": lambda i: ["advise", *BASE, "--gpus", "8", "--top", "1"],
     "generate": lambda i: ["generate", *BASE, "-o", str(i.parent / "full" / "x.xlsx")],
+    "check": lambda i: ["check", str(i / "book.xlsx"), "--engine", "pycel"],
     "help": lambda i: ["--help"],
 }
 
