@@ -1,47 +1,27 @@
 """Publishing a file the user asked for: one atomic, umask-honouring write for every command.
 
-Every command that writes a file (``generate``, ``generate --pdf``, ``pdf``,
-``presets import -o``, ``advise --write``, ``inputs -o``, and the engines'
-``recalc_libreoffice`` / ``export_pdf`` when given a target) goes through
-:func:`publish`:
+Every command that writes a file (``generate``, ``--pdf``, ``pdf``, ``presets
+import -o``, ``advise --write``, ``inputs -o``; the engines' ``deliver``) calls
+:func:`target` before doing any work, then :func:`publish` (docs/DESIGN.md,
+"Writing files", has the full rules):
 
-1. :func:`target` resolves the path first, before any work is done: ``-o DIR/``
-   (a trailing slash, or an existing directory) means ``DIR/<default name>``;
-   a target that exists but is not a regular file (a device, a FIFO, a
-   directory where a file is wanted) or that is one of the command's inputs is
-   refused, ``--force`` or not; a name the file system cannot hold (a
-   component over 255 bytes, a path under a regular file) is one line.
-2. :func:`publish` writes the content into a temporary file in the target's
-   folder (``.sheetgen-<random>.tmp``, created with mode 0666 so the kernel
-   applies the umask: 0644 under umask 022, 0600 under 077), flushes and
-   fsyncs it, then publishes it: ``os.link`` to the target name, which fails if
-   the name exists (so two runs racing to one new path cannot both win), or
-   ``os.replace`` when replacing is allowed (below).  The temporary name is
-   removed however the write ends (full disk, file-size limit, permission,
-   SIGTERM, Ctrl-C), and folders it created for the target are removed again
-   when nothing was published.
-
-**Reruns.** Running a command again must succeed and must never lose an edit.
-After publishing, sheetgen records in ``.sheetgen-outputs.json`` in the
-target's folder (:data:`RECORD_NAME`) the SHA-256, size and time of what it
-wrote under each name.  When the target exists and ``--force`` is not given:
-
-- its bytes are exactly what sheetgen last wrote there: it is replaced (a
-  rerun), unless that record was written after this run started (another
-  sheetgen run finished first while this one worked: this run fails with
-  "exists; pass --force", so two concurrent runs never both report a new file);
-- anything else (edited since, or never written by sheetgen, or the record is
-  missing): the existing file is kept byte for byte under a timestamped name
-  beside it (``plan.kept-20270101T120000Z.xlsx``, a hard link, so the file is
-  never copied or rewritten) and the new file takes the target name; the
-  command says which file is which in one line.
-
-With ``--force`` the target is replaced whatever it holds.  The decision and
-the publish run under an exclusive ``flock`` on the target's folder, so runs
-that race see each other's records.  A record that cannot be read is treated as
-absent (the existing file is kept), one that cannot be written leaves the output
-in place (a later rerun then keeps it as a copy): the record can only ever cause
-an extra copy, never a loss.
+- :func:`target`: ``-o DIR`` (an existing folder or a trailing separator) means
+  ``DIR/<default name>``; a target that is not a regular file, or that is one of
+  the command's inputs, is refused, ``--force`` or not; a name the file system
+  cannot hold is one line.
+- :func:`publish`: a temporary file in the target's folder, created with mode
+  0666 so the kernel applies the umask, flushed and fsynced, then published
+  create-exclusive with ``os.link`` (two runs racing to a new path cannot both
+  win) or by ``os.replace`` where replacing is allowed; the temporary name (and
+  any folder made for it) is removed however the write ends.
+- Reruns: ``.sheetgen-outputs.json`` (:data:`RECORD_NAME`) in the folder holds
+  the SHA-256, size and time of what sheetgen last wrote under each name.
+  Without ``--force``, a target holding exactly that is replaced, unless the
+  record is newer than this command's start (another run won a race: "exists;
+  pass --force"); anything else is kept byte for byte under a timestamped second
+  name (a hard link) before the new file takes the name.  The decision runs
+  under an exclusive ``flock`` on the folder.  A lost or unreadable record only
+  ever causes an extra kept copy, never a loss.
 
 Errors are :class:`SheetgenError` with the path as the field: ``error:
 <path>: <reason>``, one line, exit code 2.
