@@ -92,7 +92,11 @@ class Published:
 
     def line(self) -> str:
         if self.kept is not None:
-            why = "edited since sheetgen wrote it" if self.edited else "not written by sheetgen"
+            why = (
+                "edited since sheetgen wrote it"
+                if self.edited
+                else "no record of sheetgen writing it"
+            )
             return f"wrote {shown(self.path)}; the file that was there ({why}) is kept as " + shown(
                 self.kept
             )

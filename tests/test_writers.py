@@ -257,6 +257,53 @@ def test_file_size_limit_every_writer(inputs: Path, tmp_path: Path):
         assert names(folder) == [], (name, names(folder))
 
 
+def _can_mount() -> bool:
+    import shutil
+
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+         "mount -t tmpfs -o size=4k tmpfs /mnt"],
+        capture_output=True, timeout=30,
+    )  # fmt: skip
+    return probe.returncode == 0
+
+
+# A real full disk and a real read-only folder: a tmpfs mounted in a private mount
+# namespace (`unshare --mount`), which vanishes with the process however it ends.
+MOUNTS = {
+    "full": ("size=8k", 'dd if=/dev/zero of="$D/filler" bs=1k 2>/dev/null; ', "No space left on device"),
+    "read-only": ("ro,size=8k", "", "Read-only file system"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mount", MOUNTS)
+@pytest.mark.parametrize("writer", WRITERS)
+def test_real_full_and_read_only_file_systems(writer: str, mount: str, inputs: Path, tmp_path):
+    if not _can_mount():
+        pytest.skip("needs unshare and mount (root with CAP_SYS_ADMIN); simulated above")
+    w = WRITERS[writer]
+    options, fill, reason = MOUNTS[mount]
+    folder = tmp_path / "mnt"
+    folder.mkdir()
+    out = folder / f"out{w.suffix}"
+    args = " ".join(f"'{a}'" for a in w.argv(inputs, str(out)))
+    script = (
+        f'D={folder}; mount -t tmpfs -o {options} tmpfs "$D" && {fill}'
+        f'{sys.executable} {HERE / "writer_run.py"} {args}; rc=$?; echo; echo rc=$rc; ls -A "$D"'
+    )
+    proc = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    assert proc.stderr.strip() == f"error: {out}: {reason}", proc.stderr
+    code, *listing = proc.stdout.rsplit("\nrc=", 1)[-1].split()
+    assert code == "2" and listing == (["filler"] if fill else []), proc.stdout
+    assert names(folder) == []  # the mount is gone with its namespace
+
+
 STDOUT_COMMANDS = {
     "compute": lambda i: ["compute", *BASE],
     "presets models": lambda i: ["presets", "models"],
