@@ -410,3 +410,28 @@ def test_concurrent_runs_to_one_new_path(writer: str, inputs: Path, tmp_path: Pa
         ), loser
         assert w.valid(out), attempt
         assert names(folder) == sorted([out.name, safe_write.RECORD_NAME]), names(folder)
+
+
+@pytest.mark.parametrize("writer", ["generate", "import"])
+def test_concurrent_runs_as_they_come(writer: str, inputs: Path, tmp_path: Path):
+    """Without a barrier, whichever way the timing falls: one run creates the file; the
+    other is refused, or (started after the first had finished) says it replaced it."""
+    w = WRITERS[writer]
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}" / f"out{w.suffix}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, str(HERE / "writer_run.py"), *w.argv(inputs, str(out))],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        done = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+        created = [o for c, o, _ in done if c == 0 and f"wrote {out}\n" in o]
+        replaced = [o for c, o, _ in done if c == 0 and "(replaced the earlier output)" in o]
+        refused = [e for c, _, e in done if c == 2 and "another sheetgen run wrote it" in e]
+        assert len(created) == 1 and len(replaced) + len(refused) == 1, (attempt, done)
+        assert w.valid(out) and not list(out.parent.glob("*.tmp")), attempt
