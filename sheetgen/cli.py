@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +29,9 @@ from sheetgen.cli_support import (
 )
 from sheetgen.engines import ENGINES
 from sheetgen.errors import SheetgenError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sheetgen.safe_write import Published, Target
 
 FORCE_HELP = "replace the target whatever it holds (without it, a file you edited is kept)"
 
@@ -206,9 +209,9 @@ def generate_cmd(
 
 
 def _write_pdf(
-    workbook: Path, out: Any, sheets: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT_S
-) -> Any:
-    """Print ``sheets`` of ``workbook`` and publish the PDF at ``out`` (a safe_write.Target)."""
+    workbook: Path, out: Target, sheets: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT_S
+) -> Published:
+    """Print ``sheets`` of ``workbook`` and publish the PDF at ``out``."""
     from sheetgen import safe_write
     from sheetgen.recalc import RecalcError, export_pdf
 

@@ -89,6 +89,7 @@ class Published:
     replaced: bool = False  # an unedited earlier output (or, with --force, anything) replaced
     kept: Path | None = None  # the file that was there, kept under this name
     edited: bool = False  # the kept file had been changed since sheetgen wrote it
+    forced: bool = False  # replaced under --force, whatever it held
 
     def line(self) -> str:
         if self.kept is not None:
@@ -100,6 +101,8 @@ class Published:
             return f"wrote {shown(self.path)}; the file that was there ({why}) is kept as " + shown(
                 self.kept
             )
+        if self.forced:
+            return f"wrote {shown(self.path)} (replaced the file that was there: --force)"
         if self.replaced:
             return f"wrote {shown(self.path)} (replaced the earlier output)"
         return f"wrote {shown(self.path)}"
@@ -330,7 +333,7 @@ def _publish_locked(t: Target, tmp: Path, digest: str, size: int) -> Published:
         if t.force:
             os.replace(tmp, path)
             _record(t, digest, size)
-            return Published(path, replaced=True)
+            return Published(path, replaced=True, forced=True)
         entry = _records(path.parent).get(path.name)
         unedited = (
             isinstance(entry, dict)

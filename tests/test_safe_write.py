@@ -68,7 +68,7 @@ def test_a_record_newer_than_the_run_is_a_concurrent_run(tmp_path: Path) -> None
     assert out.read_bytes() == b"the other run's" and leftovers(tmp_path) == []
     forced = safe_write.target(out, "x", force=True)
     publish(out, b"later")  # a newer record ...
-    assert safe_write.publish_bytes(forced, b"forced").replaced  # ... --force replaces anyway
+    assert safe_write.publish_bytes(forced, b"forced").forced  # ... --force replaces anyway
 
 
 @pytest.mark.parametrize("where", ["write", "fsync", "link"])
