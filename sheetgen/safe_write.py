@@ -342,7 +342,10 @@ def _publish_locked(t: Target, tmp: Path, digest: str, size: int) -> Published:
         )
         if unedited:
             assert isinstance(entry, dict)
-            if int(entry.get("written_ns", 0)) >= t.started_ns:
+            written = entry.get("written_ns")
+            written = written if isinstance(written, int) else 0
+            # Written after this run started (and not in the future: a clock set back).
+            if t.started_ns <= written <= time.time_ns():
                 raise SheetgenError(
                     shown(path),
                     "exists: another sheetgen run wrote it while this one ran; "

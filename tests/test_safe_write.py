@@ -59,6 +59,17 @@ def test_an_unknown_file_is_kept_whatever_the_record_says(tmp_path: Path, record
     assert result.kept is not None and result.kept.read_bytes() == b"sheetgen's"
 
 
+@pytest.mark.parametrize("written", ["soon", None, 10**30, -1])
+def test_a_record_time_that_cannot_be_a_race_is_a_rerun(tmp_path: Path, written) -> None:
+    out = tmp_path / "plan.txt"
+    publish(out, b"one")
+    rec = tmp_path / safe_write.RECORD_NAME
+    doc = json.loads(rec.read_text())
+    doc["files"]["plan.txt"]["written_ns"] = written  # corrupt, or a clock set back
+    rec.write_text(json.dumps(doc))
+    assert publish(out, b"two").replaced and out.read_bytes() == b"two"
+
+
 def test_a_record_newer_than_the_run_is_a_concurrent_run(tmp_path: Path) -> None:
     out = tmp_path / "plan.txt"
     slow = safe_write.target(out, "x")  # started before the other run published
