@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,10 +26,14 @@ from sheetgen.cli_support import (
     scenario_options,
     scenarios_from_args,
     timeout_option,
-    write_text_file,
 )
 from sheetgen.engines import ENGINES
 from sheetgen.errors import SheetgenError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sheetgen.safe_write import Published, Target
+
+FORCE_HELP = "replace the target whatever it holds (without it, a file you edited is kept)"
 
 
 @click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -81,9 +85,10 @@ for _kind in ("models", "hardware", "recipes"):
 @click.option("--id", "preset_id", default=None, help="preset id (default: from the file name)")
 @click.option(
     "-o", "--output", default=None, type=click.Path(),
-    help="write the preset here (a folder: <id>.yaml inside it) instead of standard output",
+    help="write the preset here (a folder, or a name ending in /: <id>.yaml inside it) "
+    "instead of standard output",
 )  # fmt: skip
-@click.option("--force", is_flag=True, help="overwrite an existing file")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @presets_option
 @handle_errors
 def import_cmd(config: str, preset_id: str | None, output: str | None, force: bool) -> None:
@@ -92,6 +97,7 @@ def import_cmd(config: str, preset_id: str | None, output: str | None, force: bo
     Supported model types: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2,
     deepseek_v2, deepseek_v3, gpt2, gpt_neox.
     """
+    from sheetgen import safe_write
     from sheetgen.hf_import import import_config
 
     if preset_id is not None and not preset_id.strip():
@@ -100,11 +106,8 @@ def import_cmd(config: str, preset_id: str | None, output: str | None, force: bo
     if output is None:
         click.echo(text, nl=False)
         return
-    out = Path(output)
-    if out.is_dir():
-        out = out / f"{pid}.yaml"
-    write_text_file(out, text, force)
-    click.echo(f"wrote {out}")
+    t = safe_write.target(output, f"{pid}.yaml", force=force, inputs=[config])
+    click.echo(safe_write.publish_text(t, text).line())
 
 
 @main.command("compute")
@@ -143,10 +146,10 @@ def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
     "--output",
     "output",
     default=None,
-    type=click.Path(dir_okay=False),
-    help="where to write the workbook (default: output/<file name>.xlsx)",
+    type=click.Path(),
+    help="where to write the workbook, a file or a folder (default: output/<file name>.xlsx)",
 )
-@click.option("--force", is_flag=True, help="overwrite an existing file")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option(
     "--pdf",
     "pdf",
@@ -168,9 +171,23 @@ def generate_cmd(
     With no arguments, the embedded default scenarios are used and the workbook
     is written to output/sheetgen.xlsx.
     """
+    from sheetgen import safe_write
     from sheetgen.scenario_file import default_scenario_path, load_scenarios
-    from sheetgen.workbook import write_workbook
+    from sheetgen.workbook import save_workbook
 
+    source = scenario_file or from_workbook
+    stem = Path(source).stem if source else "sheetgen"
+    if from_workbook is not None:
+        stem += "-regenerated"
+    inputs = (from_workbook, scenario_file)
+    out = safe_write.target(
+        output, f"{stem}.xlsx", force=force, inputs=inputs, default_dir="output", suffix=".xlsx"
+    )
+    pdf_out = (
+        safe_write.target(out.path.with_suffix(".pdf"), "x.pdf", force=force, inputs=inputs)
+        if pdf
+        else None
+    )
     if from_workbook is not None:
         if scenario_file is not None or any(v is not None for v in flags.values()):
             raise SheetgenError("--from", "cannot be combined with a scenario file or flags")
@@ -181,44 +198,28 @@ def generate_cmd(
         scenarios = scenarios_from_args(scenario_file, flags)
     if not scenarios:
         scenarios = load_scenarios(default_scenario_path())
-    if output is not None and not output.strip():
-        raise SheetgenError("--output", "is empty; give a file name such as plan.xlsx")
-    if output is None:
-        source = scenario_file or from_workbook
-        stem = Path(source).stem if source else "sheetgen"
-        if from_workbook is not None:
-            stem += "-regenerated"
-        output = str(Path("output") / f"{stem}.xlsx")
-    if from_workbook is not None and Path(output).resolve() == Path(from_workbook).resolve():
-        raise SheetgenError("--output", "must differ from the --from workbook")
-    if pdf:
-        _pdf_target(Path(output).with_suffix(".pdf"), force)
-    path = write_workbook(scenarios, Path(output), force=force)
-    click.echo(f"wrote {path}")
+    published = save_workbook(scenarios, out)
+    click.echo(published.line())
     from sheetgen.tables import summary_lines
 
     for line in summary_lines(scenarios):
         click.echo(line)
-    if pdf:
-        click.echo(f"wrote {_write_pdf(path, path.with_suffix('.pdf'), ('Summary',))}")
-
-
-def _pdf_target(path: Path, force: bool) -> None:
-    if path.suffix.lower() != ".pdf":
-        raise SheetgenError("--output", f"{path} must end in .pdf")
-    if path.is_dir():
-        raise SheetgenError("--output", f"{path} is a directory")
-    if path.exists() and not force:
-        raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
+    if pdf_out is not None:
+        click.echo(_write_pdf(published.path, pdf_out, ("Summary",)).line())
 
 
 def _write_pdf(
-    workbook: Path, target: Path, sheets: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT_S
-) -> Path:
+    workbook: Path, out: Target, sheets: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT_S
+) -> Published:
+    """Print ``sheets`` of ``workbook`` and publish the PDF at ``out``."""
+    from sheetgen import safe_write
     from sheetgen.recalc import RecalcError, export_pdf
 
     try:
-        return export_pdf(workbook, target, sheets=sheets, timeout=timeout)
+        return export_pdf(
+            workbook, out.path, sheets=sheets, timeout=timeout,
+            publish=lambda produced: safe_write.publish_copy(out, produced),
+        )  # fmt: skip
     except RecalcError as e:
         raise SheetgenError("pdf", str(e).splitlines()[0]) from None
 
@@ -230,8 +231,8 @@ def _write_pdf(
     "--output",
     "output",
     default=None,
-    type=click.Path(dir_okay=False),
-    help="where to write the PDF (default: the workbook's name with .pdf)",
+    type=click.Path(),
+    help="where to write the PDF, a file or a folder (default: the workbook's name with .pdf)",
 )
 @click.option(
     "--sheet",
@@ -239,7 +240,7 @@ def _write_pdf(
     multiple=True,
     help="sheet to print, repeatable, in workbook order (default: Summary)",
 )
-@click.option("--force", is_flag=True, help="overwrite an existing file")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @timeout_option
 @presets_option
 @handle_errors
@@ -250,13 +251,16 @@ def pdf_cmd(
 
     The workbook is recalculated first, so edits made in a spreadsheet show.
     """
+    from sheetgen import safe_write
     from sheetgen.workbook_io import check_xlsx
 
     seconds = parse_timeout(timeout)
     src = check_xlsx(workbook)
-    target = Path(output) if output else src.with_suffix(".pdf")
-    _pdf_target(target, force)
-    click.echo(f"wrote {_write_pdf(src, target, sheets or ('Summary',), seconds)}")
+    out = safe_write.target(
+        output, f"{src.stem}.pdf", force=force, inputs=[src], default_dir=src.parent,
+        suffix=".pdf",
+    )  # fmt: skip
+    click.echo(_write_pdf(src, out, sheets or ("Summary",), seconds).line())
 
 
 @main.command("check")
@@ -285,26 +289,25 @@ def check_cmd(workbook: str, engine: str, fmt: str, timeout: str | None) -> None
 
 @main.command("inputs")
 @click.argument("workbook", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
-              help="write the scenario file here instead of standard output")  # fmt: skip
-@click.option("--force", is_flag=True, help="overwrite an existing file")
+@click.option("-o", "--output", default=None, type=click.Path(),
+              help="write the scenario file here (a file or a folder), not to stdout")  # fmt: skip
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @presets_option
 @handle_errors
 def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
     """Export the inputs of WORKBOOK (custom presets included) as a scenario file."""
+    from sheetgen import safe_write
     from sheetgen.workbook_io import scenarios_from_workbook, scenarios_to_yaml
 
+    out = None
+    if output is not None:
+        name = f"{Path(workbook).stem or 'inputs'}.yaml"
+        out = safe_write.target(output, name, force=force, inputs=[workbook])
     text = scenarios_to_yaml(scenarios_from_workbook(workbook))
-    if output is None:
+    if out is None:
         click.echo(text, nl=False)
         return
-    out = Path(output)
-    if out.exists() and not force:
-        raise SheetgenError("--output", f"{out} exists; pass --force to overwrite it")
-    if out.resolve() == Path(workbook).resolve():
-        raise SheetgenError("--output", "must differ from the workbook")
-    write_text_file(out, text, force)
-    click.echo(f"wrote {out}")
+    click.echo(safe_write.publish_text(out, text).line())
 
 
 ADVISE_CHOOSES = (
@@ -342,10 +345,10 @@ ADVISE_CHOOSES = (
     "--write",
     "write",
     default=None,
-    type=click.Path(dir_okay=False),
-    help="write the plans as a scenario file that `generate` takes",
+    type=click.Path(),
+    help="write the plans as a scenario file that `generate` takes (a folder: plans.yaml in it)",
 )
-@click.option("--force", is_flag=True, help="overwrite the --write file")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @presets_option
 @handle_errors
 def advise_cmd(
@@ -378,8 +381,11 @@ def advise_cmd(
         raise SheetgenError("--top", f"must be >= 1, got {top}")
     if max_gpus < 1:
         raise SheetgenError("--max-gpus", f"must be >= 1, got {max_gpus}")
-    if write is not None and Path(write).exists() and not force:
-        raise SheetgenError("--write", f"{write} exists; pass --force to overwrite it")
+    from sheetgen import safe_write
+
+    out = None
+    if write is not None:
+        out = safe_write.target(write, "plans.yaml", field="--write", force=force)
     given = {k: v for k, v in flags.items() if v is not None and k != "scenario_name"}
     base = scenarios_from_args(None, flags)[0]
     goal = Goal(
@@ -391,12 +397,12 @@ def advise_cmd(
     if not result.plans:
         raise SheetgenError("advise", "no layout fits and meets the goal; see the counts above")
     click.echo(render(advise_frame(result), fmt))
-    if write is not None:
+    if out is not None:
         from sheetgen.advise import plans_yaml
 
         run_given = {k: v for k, v in given.items() if k not in ("model", "hardware")}
-        write_text_file(Path(write), plans_yaml(result, run_given), force, "--write")
-        click.echo(f"wrote {write}", err=fmt != "table")
+        published = safe_write.publish_text(out, plans_yaml(result, run_given))
+        click.echo(published.line(), err=fmt != "table")
 
 
 def _progress_bar() -> Callable[[int, int], None]:

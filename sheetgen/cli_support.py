@@ -2,7 +2,7 @@
 
 The run-setting flags (one per RUN_FIELDS key) and ``--presets``; error handling
 (``handle_errors``, ``OneLineGroup``: every bad input ends as one line on stderr);
-``--timeout``; writing a text file safely; and the scenario built from flags.
+``--timeout``; and the scenario built from flags.
 Heavy modules are imported inside the functions, as in ``sheetgen.cli``, so that
 ``sheetgen --help`` stays fast.  This module never imports ``sheetgen.cli``.
 """
@@ -78,22 +78,6 @@ def presets_option(fn: Callable) -> Callable:
     )(fn)
 
 
-def write_text_file(out: Path, text: str, force: bool, field: str = "--output") -> None:
-    """Write ``text`` to ``out`` through a temporary file; never overwrite without force."""
-    import os
-    import tempfile
-
-    if out.is_dir():
-        raise SheetgenError(field, f"{out} is a directory")
-    if out.exists() and not force:
-        raise SheetgenError(field, f"{out} exists; pass --force to overwrite it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, out)
-
-
 def handle_errors(fn: Callable) -> Callable:
     """One line and exit 2 for bad input; one line and 128 + n for SIGTERM / SIGHUP
     (raised as Interrupted so that engines and writers clean up on the way out)."""
@@ -106,13 +90,63 @@ def handle_errors(fn: Callable) -> Callable:
             with signals_unwind():
                 return fn(*args, **kwargs)
         except SheetgenError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(2)
+            _fail(str(e))
+        except BrokenPipeError:  # `sheetgen compute | head`: the reader has all it wants
+            _fail(None, 128 + 13)
+        except OSError as e:  # a file-system error no check foresaw, or stdout on a full disk
+            _fail(_os_error_line(e))
         except Interrupted as e:
             click.echo(f"error: stopped by {e.name}; temporary files removed", err=True)
             sys.exit(e.exit_code)
 
     return wrapper
+
+
+def _os_error_line(e: OSError) -> str:
+    """``<path>: <reason>``; ``<stdout>`` when printing was what failed."""
+    from sheetgen.safe_write import shown
+
+    reason = e.strerror or type(e).__name__
+    if e.filename is not None:
+        return f"{shown(e.filename)}: {reason}"
+    return f"{_echoing(e) or 'writing'}: {reason}"
+
+
+def _echoing(e: BaseException) -> str | None:
+    """``<stdout>`` or ``<stderr>`` when ``e`` was raised inside ``click.echo``."""
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "echo" and frame.f_globals.get("__name__") == "click.utils":
+            return "<stderr>" if frame.f_locals.get("err") else "<stdout>"
+        tb = tb.tb_next
+    return None
+
+
+def _stdout_broken() -> None:
+    """Standard output, when it cannot take what is waiting for it, pointed at
+    /dev/null, so that Python's own flush at exit cannot add a second message."""
+    import os
+
+    try:
+        sys.stdout.flush()
+        return
+    except (OSError, ValueError):
+        pass
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _fail(message: str | None, code: int = 2) -> None:
+    """``error: message`` on stderr (none for a closed pipe), exit ``code``."""
+    _stdout_broken()
+    if message is not None:
+        click.echo(f"error: {message}", err=True)
+    sys.exit(code)
 
 
 DEFAULT_TIMEOUT_S = 180.0
@@ -202,6 +236,10 @@ class OneLineGroup(click.Group):
             sys.exit(2)
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
+        except BrokenPipeError:
+            _fail(None, 128 + 13)
+        except OSError as e:  # --help or --version into a full disk
+            _fail(_os_error_line(e))
         except click.ClickException as e:
             click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
             sys.exit(e.exit_code)

@@ -150,15 +150,16 @@ def test_bad_advise_input_ends_in_one_line(args: list[str], expect: str) -> None
     assert len(err) == 1 and expect in err[0], result.output
 
 
-def test_write_never_overwrites(tmp_path: Path) -> None:
+def test_write_never_loses_a_file(tmp_path: Path) -> None:
     target = tmp_path / "plans.yaml"
     target.write_text("mine\n")
     result = run(
         "advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--gpus", "8",
         "--write", str(target),
     )  # fmt: skip
-    assert result.exit_code == 2 and "--force" in result.output
-    assert target.read_text() == "mine\n"
+    assert result.exit_code == 0 and "kept as" in result.output
+    (kept,) = tmp_path.glob("plans.kept-*.yaml")
+    assert kept.read_text() == "mine\n" and "scenarios" in target.read_text()
     forced = run(
         "advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--gpus", "8",
         "--write", str(target), "--force", "--top", "2", "--format", "json",

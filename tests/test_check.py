@@ -330,12 +330,13 @@ def test_round_trip_edit_export_regenerate(lo, book: Path, tmp_path: Path) -> No
     assert not mismatches(b, reference)
 
 
-def test_inputs_refuses_to_overwrite(book: Path, tmp_path: Path) -> None:
+def test_inputs_keeps_an_existing_file(book: Path, tmp_path: Path) -> None:
     target = tmp_path / "mine.yaml"
     target.write_text("my notes")
     result = CliRunner().invoke(main, ["inputs", str(book), "-o", str(target)])
-    assert result.exit_code == 2 and "--force" in result.output
-    assert target.read_text() == "my notes"
+    assert result.exit_code == 0 and "kept as" in result.output
+    (kept,) = tmp_path.glob("mine.kept-*.yaml")
+    assert kept.read_text() == "my notes" and target.read_text().startswith("# Scenarios")
     result = CliRunner().invoke(main, ["inputs", str(book)])
     assert result.exit_code == 0 and result.output.startswith("# Scenarios exported")
 

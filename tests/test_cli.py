@@ -92,19 +92,25 @@ def test_presets_lists_sources() -> None:
     assert all(r["source"] for r in data if r["id"] != "custom")
 
 
-def test_generate_writes_and_refuses_to_overwrite(tmp_path: Path) -> None:
+def test_generate_reruns_and_keeps_an_edited_file(tmp_path: Path) -> None:
     out = tmp_path / "plan.xlsx"
     first = run("generate", "-o", str(out))
     assert first.exit_code == 0 and out.exists()
     assert "wrote" in first.output
+    again = run("generate", "-o", str(out))  # a rerun replaces what sheetgen wrote
+    assert again.exit_code == 0 and "replaced" in again.output.splitlines()[0]
     out.write_bytes(b"edited by a user")
-    second = run("generate", "-o", str(out))
-    assert second.exit_code == 2
-    assert "exists" in second.output and "--force" in second.output
-    assert out.read_bytes() == b"edited by a user"
-    third = run("generate", "-o", str(out), "--force")
+    second = run("generate", "-o", str(out))  # an edited file is kept beside the new one
+    assert second.exit_code == 0, second.output
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("plan.kept-")]
+    assert len(kept) == 1 and kept[0].read_bytes() == b"edited by a user"
+    assert str(kept[0]) in second.output.splitlines()[0]
+    assert out.read_bytes()[:2] == b"PK"
+    out.write_bytes(b"edited again")
+    third = run("generate", "-o", str(out), "--force")  # --force keeps nothing
     assert third.exit_code == 0
     assert out.read_bytes()[:2] == b"PK"
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("plan.kept-")]) == 1
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 

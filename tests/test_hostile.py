@@ -144,25 +144,26 @@ def test_bad_flags_generate_write_nothing(case: str, tmp_path: Path) -> None:
 OUTPUT_CASES = {
     "empty": ("", "is empty"),
     "csv": ("plan.csv", ".xlsx"),
-    "directory": (".", "--output"),
+    "under a file": ("plan.csv/plan.xlsx", "Not a directory"),
 }
 
 
 @pytest.mark.parametrize("case", OUTPUT_CASES)
 def test_bad_output(case: str, tmp_path: Path) -> None:
     target, expect = OUTPUT_CASES[case]
-    if target and target != ".":
+    if target:
+        (tmp_path / "plan.csv").write_text("a file")
         target = str(tmp_path / target)
-    elif target == ".":
-        target = str(tmp_path)
     invoke(["generate", *BASE, "-o", target], tmp_path, expect=expect)
 
 
-def test_existing_output_is_not_overwritten(tmp_path: Path) -> None:
+def test_existing_output_is_kept(tmp_path: Path) -> None:
     out = tmp_path / "plan.xlsx"
     out.write_bytes(b"my edits")
-    invoke(["generate", *BASE, "-o", str(out)], tmp_path, expect="--force")
-    assert out.read_bytes() == b"my edits"
+    result = CliRunner().invoke(main, ["generate", *BASE, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    (kept,) = tmp_path.glob("plan.kept-*.xlsx")
+    assert kept.read_bytes() == b"my edits" and str(kept) in result.output
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")

@@ -4,6 +4,8 @@ style records gives a cell exactly the style built attribute by attribute."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import yaml
 
@@ -100,7 +102,7 @@ def test_a_released_workbook_leaves_no_cell_to_the_cycle_collector(released: boo
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_write_workbook_restores_the_collector(tmp_path, enabled: bool) -> None:
+def test_write_workbook_restores_the_collector(tmp_path, monkeypatch, enabled: bool) -> None:
     import gc
 
     from sheetgen.errors import SheetgenError
@@ -113,11 +115,18 @@ def test_write_workbook_restores_the_collector(tmp_path, enabled: bool) -> None:
         gc.enable() if enabled else gc.disable()
         write_workbook(scenarios, tmp_path / "plan.xlsx")
         assert gc.isenabled() is enabled
-        with pytest.raises(SheetgenError):  # exists, no --force: fails before building
-            write_workbook(scenarios, tmp_path / "plan.xlsx")
+        os.mkfifo(tmp_path / "fifo.xlsx")
+        with pytest.raises(SheetgenError):  # not a regular file: fails before building
+            write_workbook(scenarios, tmp_path / "fifo.xlsx")
         assert gc.isenabled() is enabled
+
+        def full(fd: int) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(os, "fsync", full)
         with pytest.raises(SheetgenError):  # fails while saving, inside the pause
-            write_workbook(scenarios, tmp_path / "plan.xlsx" / "x.xlsx")
+            write_workbook(scenarios, tmp_path / "new.xlsx")
+        monkeypatch.undo()
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()

@@ -159,20 +159,14 @@ def converted(
 
 
 def deliver(produced: Path, dst: Path) -> Path:
-    """Copy ``produced`` to ``dst`` through a temporary file beside it, then rename.
+    """Publish a copy of ``produced`` at ``dst`` atomically (``sheetgen.safe_write``):
+    a temporary file beside it, fsynced, renamed; the umask applies.
 
     An interruption leaves no partial ``dst`` and no temporary file.
     """
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dst.name}-", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(produced, tmp_name)
-        os.replace(tmp_name, dst)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-    return dst
+    from sheetgen.safe_write import replace_with_copy
+
+    return replace_with_copy(produced, Path(dst))
 
 
 def recalc_libreoffice(src: Path, dst: Path | None = None, timeout: float = 120) -> Path:

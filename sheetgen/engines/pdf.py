@@ -7,6 +7,7 @@ import re
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from sheetgen.engines.common import RecalcError, require_file
 from sheetgen.engines.libreoffice import converted, deliver
@@ -75,13 +76,16 @@ def export_pdf(
     dst: Path,
     sheets: Sequence[str] = ("Summary",),
     timeout: float = 120,
-) -> Path:
+    publish: Callable[[Path], Any] | None = None,
+) -> Any:
     """Write the chosen sheets of workbook ``src`` as a PDF at ``dst`` through LibreOffice.
 
     The workbook is recalculated on load (as ``recalc_libreoffice``), every
     other sheet gets an empty print area in a private copy so that only the
     chosen ones print, and each prints with its own print area and page setup.
     ``src`` is never modified; ``dst`` is replaced only once the PDF is complete.
+    With ``publish``, ``publish(produced PDF)`` delivers it instead (the CLI's
+    ``sheetgen.safe_write`` rules) and its result is returned.
 
     Raises:
         FileNotFoundError: ``src`` does not exist.
@@ -93,4 +97,4 @@ def export_pdf(
         raise ValueError("no sheets to export")
     prepare = _show_only(list(sheets))
     with converted(src, "pdf:calc_pdf_Export", ".pdf", timeout, _is_pdf, prepare) as produced:
-        return deliver(produced, dst)
+        return deliver(produced, dst) if publish is None else publish(produced)

@@ -1,15 +1,14 @@
-"""Write the planning workbook: build with openpyxl, cache reference values, save safely."""
+"""Write the planning workbook: build with openpyxl, cache reference values, publish safely."""
 
 from __future__ import annotations
 
 import gc
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from sheetgen import safe_write
 from sheetgen.errors import SheetgenError, short
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,61 +18,39 @@ if TYPE_CHECKING:  # pragma: no cover
 def write_workbook(
     scenarios: list[Scenario], path: Path, force: bool = False, cache_values: bool = True
 ) -> Path:
-    """Write the workbook to ``path``.
+    """Write the workbook to ``path`` (see :func:`save_workbook`); return the path."""
+    t = safe_write.target(path, "sheetgen.xlsx", force=force, suffix=".xlsx")
+    return save_workbook(scenarios, t, cache_values).path
 
-    An existing file is never overwritten unless ``force``; then the new file is
-    written beside it and renamed over it, so an interrupted run leaves the old
-    file intact.  With ``cache_values`` the reference values are stored as the
-    formulas' cached results, so viewers that do not calculate still show numbers.
+
+def save_workbook(
+    scenarios: list[Scenario], t: safe_write.Target, cache_values: bool = True
+) -> safe_write.Published:
+    """Build the workbook and publish it at ``t`` through ``sheetgen.safe_write``.
+
+    Written to a temporary file beside the target and published atomically: an
+    interrupted run leaves the old file (or none) and no temporary file.  An
+    existing file is replaced when it is exactly what sheetgen last wrote there,
+    kept under a timestamped name when it is not, and replaced whatever it is
+    with ``force`` (see ``safe_write``).  With ``cache_values`` the reference
+    values are stored as the formulas' cached results, so viewers that do not
+    calculate still show numbers.
     """
-    path = Path(path)
-    if not str(path).strip() or path.name in ("", ".", ".."):
-        raise SheetgenError(
-            "--output", f"{short(str(path))} is not a file name; give e.g. plan.xlsx"
-        )
-    if path.suffix.lower() != ".xlsx":
-        raise SheetgenError("--output", f"{short(str(path))} must end in .xlsx")
-    if path.is_dir():
-        raise SheetgenError("--output", f"{path} is a directory")
-    if path.exists() and not force:
-        raise SheetgenError("--output", f"{path} exists; pass --force to overwrite it")
+    if t.path.suffix.lower() != ".xlsx":
+        raise SheetgenError(t.field, f"{short(str(t.path))} must end in .xlsx")
     if not scenarios:
         raise SheetgenError("scenarios", "no scenarios to write")
+    from sheetgen.workbook import xlsx_writer
     from sheetgen.workbook.builder import build
 
     with collections_paused():
         wb, cached = build(scenarios)  # validates every result before anything is written
         try:
-            _save(wb, cached if cache_values else None, path)
+            return safe_write.publish(
+                t, lambda fh: xlsx_writer.save(wb, cast(Path, fh), cached if cache_values else None)
+            )
         finally:
             release(wb)
-    return path
-
-
-def _save(wb: Any, cached: dict[str, dict[str, Any]] | None, path: Path) -> None:
-    """Save beside ``path``, then rename over it."""
-    from sheetgen.workbook import xlsx_writer
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{path.stem}-", suffix=".xlsx.tmp", dir=path.parent
-        )
-    except OSError as e:
-        raise SheetgenError("--output", f"cannot write in {path.parent}: {e.strerror}") from None
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        xlsx_writer.save(wb, tmp, cached)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a workbook is not
-        os.replace(tmp, path)
-    except OSError as e:
-        raise SheetgenError("--output", f"cannot write {path}: {e.strerror}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 @contextmanager

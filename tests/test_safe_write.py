@@ -1,0 +1,195 @@
+"""sheetgen.safe_write on its own: the publish rules, races between threads, cleanup."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from sheetgen import safe_write
+from sheetgen.errors import SheetgenError
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(safe_write.TMP_SUFFIX))
+
+
+def publish(path: Path, data: bytes, force: bool = False) -> safe_write.Published:
+    return safe_write.publish_bytes(safe_write.target(path, "x", force=force), data)
+
+
+def test_new_then_rerun_then_edit(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "plan.txt"
+    assert publish(out, b"one") == safe_write.Published(out)
+    assert publish(out, b"two") == safe_write.Published(out, replaced=True)
+    out.write_bytes(b"two, edited")
+    result = publish(out, b"three")
+    assert result.kept is not None and result.edited
+    assert result.kept.read_bytes() == b"two, edited" and out.read_bytes() == b"three"
+    assert result.kept.name.startswith("plan.kept-") and result.kept.suffix == ".txt"
+    record = json.loads((out.parent / safe_write.RECORD_NAME).read_text())
+    assert set(record["files"]) == {"plan.txt"}  # kept copies are the user's, not recorded
+    assert leftovers(out.parent) == []
+
+
+@pytest.mark.parametrize(
+    "record", ["missing", "not json", "not a mapping", "other file", "wrong size"]
+)
+def test_an_unknown_file_is_kept_whatever_the_record_says(tmp_path: Path, record: str) -> None:
+    out = tmp_path / "plan.txt"
+    publish(out, b"sheetgen's")
+    rec = tmp_path / safe_write.RECORD_NAME
+    doc = json.loads(rec.read_text())
+    if record == "missing":
+        rec.unlink()
+    elif record == "not json":
+        rec.write_text("{")
+    elif record == "not a mapping":
+        rec.write_text("[1, 2]")
+    elif record == "other file":
+        rec.write_text(json.dumps({"files": {"other.txt": doc["files"]["plan.txt"]}}))
+    else:
+        doc["files"]["plan.txt"]["bytes"] += 1
+        rec.write_text(json.dumps(doc))
+    result = publish(out, b"new")
+    assert result.kept is not None and result.kept.read_bytes() == b"sheetgen's"
+
+
+@pytest.mark.parametrize("written", ["soon", None, 10**30, -1])
+def test_a_record_time_that_cannot_be_a_race_is_a_rerun(tmp_path: Path, written) -> None:
+    out = tmp_path / "plan.txt"
+    publish(out, b"one")
+    rec = tmp_path / safe_write.RECORD_NAME
+    doc = json.loads(rec.read_text())
+    doc["files"]["plan.txt"]["written_ns"] = written  # corrupt, or a clock set back
+    rec.write_text(json.dumps(doc))
+    assert publish(out, b"two").replaced and out.read_bytes() == b"two"
+
+
+def test_a_record_newer_than_the_run_is_a_concurrent_run(tmp_path: Path) -> None:
+    out = tmp_path / "plan.txt"
+    slow = safe_write.target(out, "x")  # started before the other run published
+    publish(out, b"the other run's")
+    with pytest.raises(SheetgenError, match="another sheetgen run wrote it.*--force"):
+        safe_write.publish_bytes(slow, b"mine")
+    assert out.read_bytes() == b"the other run's" and leftovers(tmp_path) == []
+    forced = safe_write.target(out, "x", force=True)
+    publish(out, b"later")  # a newer record ...
+    assert safe_write.publish_bytes(forced, b"forced").forced  # ... --force replaces anyway
+
+
+@pytest.mark.parametrize("where", ["write", "fsync", "link"])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+def test_cleanup_on_every_failure(tmp_path: Path, monkeypatch, where: str, error: type) -> None:
+    out = tmp_path / "new" / "deeper" / "plan.txt"
+    exc = error() if error is KeyboardInterrupt else OSError(errno.ENOSPC, "No space left")
+
+    def fail(*args: object) -> None:
+        raise exc
+
+    if where == "fsync":
+        monkeypatch.setattr(os, "fsync", fail)
+    if where == "link":
+        monkeypatch.setattr(os, "link", fail)
+
+    def write(fh) -> None:  # type: ignore[no-untyped-def]
+        fh.write(b"half")
+        if where == "write":
+            fail()
+
+    t = safe_write.target(out, "x")
+    with pytest.raises(SheetgenError if error is OSError else KeyboardInterrupt):
+        safe_write.publish(t, write)
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary file, no folder it made
+
+
+def test_without_hard_links(tmp_path: Path, monkeypatch) -> None:
+    """File systems without hard links (FAT, some shares): rename instead."""
+
+    def no_link(*args: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_link)
+    out = tmp_path / "plan.txt"
+    assert not publish(out, b"one").replaced
+    assert publish(out, b"two").replaced
+    out.write_bytes(b"edited")
+    result = publish(out, b"three")
+    assert result.kept is not None and result.kept.read_bytes() == b"edited"
+    assert out.read_bytes() == b"three" and leftovers(tmp_path) == []
+
+
+def test_a_link_is_followed_and_kept(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "plan.txt"
+    real.parent.mkdir()
+    real.write_bytes(b"x")
+    link = tmp_path / "plan.txt"
+    link.symlink_to(real)
+    result = publish(link, b"new", force=True)
+    assert result.path == real and link.is_symlink() and real.read_bytes() == b"new"
+
+
+def test_engines_replace_without_a_record(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.bin", tmp_path / "out" / "dst.bin"
+    src.write_bytes(b"made by LibreOffice")
+    dst.parent.mkdir()
+    dst.write_bytes(b"old")
+    assert safe_write.replace_with_copy(src, dst) == dst
+    assert dst.read_bytes() == b"made by LibreOffice"
+    assert sorted(p.name for p in dst.parent.iterdir()) == ["dst.bin"]
+
+
+def test_messages_are_one_line(tmp_path: Path) -> None:
+    odd = tmp_path / "a\nb.txt"
+    assert "\n" not in safe_write.shown(odd) and "\\n" in safe_write.shown(odd)
+    long = tmp_path / ("x" * 400)
+    assert len(safe_write.shown(long)) <= 120
+    kept = safe_write.Published(odd, kept=tmp_path / "a\nb.kept.txt", edited=True)
+    assert "\n" not in kept.line() and "kept as" in kept.line()
+
+
+def _race(out: Path, n: int, barrier: threading.Barrier | None, monkeypatch) -> list[object]:
+    """``n`` threads publish their own bytes to ``out``; return what each got."""
+    if barrier is not None:
+        real = safe_write._folder_locked
+
+        def wait_then_lock(folder: Path):  # type: ignore[no-untyped-def]
+            barrier.wait(timeout=30)
+            return real(folder)
+
+        monkeypatch.setattr(safe_write, "_folder_locked", wait_then_lock)
+    results: list[object] = [None] * n
+    targets = [safe_write.target(out, "x") for _ in range(n)]  # all started before any wrote
+
+    def run(i: int) -> None:
+        try:
+            results[i] = safe_write.publish_bytes(targets[i], f"writer {i}\n".encode() * 1000)
+        except SheetgenError as e:
+            results[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=60)
+    monkeypatch.undo()
+    return results
+
+
+@pytest.mark.parametrize("overlap", ["all at the publish step", "as they come"])
+def test_threads_racing_to_one_new_path(tmp_path: Path, monkeypatch, overlap: str) -> None:
+    for attempt in range(10):
+        out = tmp_path / f"run{attempt}" / "plan.txt"
+        barrier = threading.Barrier(6) if overlap.startswith("all") else None
+        results = _race(out, 6, barrier, monkeypatch)
+        won = [i for i, r in enumerate(results) if isinstance(r, safe_write.Published)]
+        lost = [r for r in results if isinstance(r, SheetgenError)]
+        assert len(won) == 1 and len(lost) == 5, (attempt, results)
+        assert all("another sheetgen run" in str(e) for e in lost), lost
+        assert out.read_bytes() == f"writer {won[0]}\n".encode() * 1000
+        assert sorted(p.name for p in out.parent.iterdir()) == [safe_write.RECORD_NAME, "plan.txt"]
