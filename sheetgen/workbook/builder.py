@@ -3,8 +3,8 @@
 ``build`` plans the layout (``layout.py``), writes every templated sheet
 (``write_sheet``: the looks of its cells, data validation of its inputs, the
 per-scenario defined names of its named rows), the Presets sheet after Inputs
-(``presets_sheet.py``), the defined names of drop-down lists, then About, Charts
-and the document properties (``presentation.py``).
+(``presets_sheet.py``), the defined names of drop-down lists, then About and the
+document properties (``presentation.py``) and Charts (``charts.py``).
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ def build(
 
     from sheetgen.limits import check_results, check_scenario_count
     from sheetgen.reference import compute
-    from sheetgen.workbook import presentation
+    from sheetgen.workbook import charts, presentation
     from sheetgen.workbook.templates import load_templates
 
     templates = load_templates()
@@ -335,7 +335,7 @@ def build(
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     presentation.write_about_sheet(wb, scenarios, generated.date())
     summary_at = wb.sheetnames.index("Summary")
-    presentation.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
+    charts.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
     presentation.set_properties(wb, scenarios, generated)
     wb.active = wb.sheetnames.index("Summary")
     for ws in wb.worksheets:
