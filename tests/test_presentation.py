@@ -189,7 +189,9 @@ def test_about_sheet_properties_and_print_setup(preset_book) -> None:
         # paginate at a fixed scale (test_print_legibility measures the PDF).
         assert ws.sheet_properties.pageSetUpPr.fitToPage == (ws.title == "Summary"), ws.title
         assert ws.print_area, ws.title
-        assert "&P" in ws.oddFooter.right.text and "&D" in ws.oddFooter.left.text, ws.title
+        assert "&P" in ws.oddFooter.right.text, ws.title
+        # the generation date as ISO text, not &D (the printer's locale date)
+        assert re.fullmatch(r"generated \d{4}-\d{2}-\d{2}", ws.oddFooter.left.text), ws.title
         assert ws.oddHeader.center.text, ws.title
     assert wb["Summary"].freeze_panes == "D5"
     assert wb["Budget"].freeze_panes == "D5"
@@ -213,6 +215,8 @@ def test_summary_pdf(lo, tmp_path: Path) -> None:
         assert f"${r['cost_total_usd']:,.0f}" in text  # the recalculated total, as formatted
     assert "Presets: lookup tables" not in text  # no other sheet printed
     assert "Page 1 of 1" in text
+    assert re.search(r"generated \d{4}-\d{2}-\d{2}", text)  # the footer's date, ISO
+    assert not re.search(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", text), "a locale date printed"
 
 
 @pytest.mark.libreoffice

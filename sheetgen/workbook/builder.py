@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from sheetgen.workbook import styles
+from sheetgen.workbook import printing, styles
 from sheetgen.workbook.cells import put_formulas, put_template_text, put_text, text_cell
 from sheetgen.workbook.layout import (
     COLUMN,
@@ -159,9 +159,6 @@ def write_sheet(
     reference: list[dict[str, Any]],
     cached: dict[str, dict[str, Any]],
 ) -> None:
-
-    from sheetgen.workbook import printing
-
     apply = styles.looks(wb)
     look = apply.record
     ws = wb.create_sheet(t.sheet)
@@ -337,6 +334,7 @@ def build(
     summary_at = wb.sheetnames.index("Summary")
     charts.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
     presentation.set_properties(wb, scenarios, generated)
+    printing.stamp_footers(wb, generated.date())
     wb.active = wb.sheetnames.index("Summary")
     for ws in wb.worksheets:
         ws.sheet_view.tabSelected = ws.title == "Summary"
