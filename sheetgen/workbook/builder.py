@@ -226,6 +226,7 @@ def write_sheet(
         texts = [(r.label, widths[1]), (r.explanation, widths[-2]), (r.source, widths[-1])]
         if r.fmt == "text":  # wrapped text values (names, layouts) need their lines too
             texts += [(str(reference[i].get(r.key, "")), scenario_width) for i in range(n)]
+            texts.append((r.longest, scenario_width))  # what an edit can make it
         printing.fit_row(ws, row_no, texts)
         if r.input:
             role = "input"
