@@ -396,13 +396,14 @@ def finding_line(f: Finding) -> str:
     """One finding in words: level and kind, the check or key and its sheet, the
     scenario, the numbers, and why."""
     level = "FAIL" if f.is_problem else "WARN"
-    where = f"{f.key} on {f.sheet}" if f.key else f"sheet {f.sheet}"
-    scen = f", scenario {f.scenario!r}" if f.scenario else ""
     if f.kind in ("warning", "check failed"):
         kind = "warning" if f.kind == "warning" else "error check failed"
-        return f"{level} {kind}: {where}{scen} is 0 (1 = pass), {f.detail}"
+        scen = f", scenario {f.scenario!r}" if f.scenario else ""
+        return f"{level} {kind}: {f.key} on {f.sheet}{scen} is 0 (1 = pass), {f.detail}"
+    what = f"{f.sheet} {f.key}".strip()  # other findings: "Schedule train_days [name]"
+    scen = f" [{f.scenario}]" if f.scenario else ""
     vals = ""
     if f.expected is not None or f.actual is not None:
         vals = f": expected {f.expected!r}, found {f.actual!r}"
     extra = f" ({f.detail})" if f.detail else ""
-    return f"{level} {f.kind}: {where}{scen}{vals}{extra}"
+    return f"{level} {f.kind}: {what}{scen}{vals}{extra}"
