@@ -257,10 +257,11 @@ def _cell_findings(
     if actual is None or actual == "":
         return [*found, Finding("blank", sheet, row.key, name, detail=cell.coordinate)], 0
     if row.check and actual == 0:
+        detail = check_detail(row, name, layout, values)
         if row.check in ("error", "master"):
-            found.append(Finding("check failed", sheet, row.key, name, 1, 0, row.label))
+            found.append(Finding("check failed", sheet, row.key, name, 1, 0, detail))
         else:
-            found.append(Finding("warning", sheet, row.key, name, detail=row.label))
+            found.append(Finding("warning", sheet, row.key, name, 1, 0, detail))
     expected = None if reference is None else reference.get(row.key)
     if expected is None:
         return found, 0
@@ -271,6 +272,47 @@ def _cell_findings(
             detail += f", relative difference {(actual - expected) / expected:+.3g}"
         found.append(Finding("value differs", sheet, row.key, name, expected, actual, detail))
     return found, 1
+
+
+MAX_NUMBERS = 8  # inputs quoted in a check's message
+
+
+def check_detail(row: Any, name: str, layout: Any, values: dict) -> str:
+    """Why a check is 0, in words: what it requires (its label), the recalculated
+    values its formula reads (the first MAX_NUMBERS; the verdict's own text for the
+    verdict) and its explanation."""
+    import re
+
+    from sheetgen.wording import plural
+
+    keys = list(dict.fromkeys(re.findall(r"\{([a-z][a-z0-9_]*)\}", row.formula or "")))
+    numbers = []
+    for key in keys[:MAX_NUMBERS]:
+        where = layout.cells.get(key)
+        if where is not None and (where[0], key, name) in values:
+            numbers.append(f"{key} = {_quoted(values[(where[0], key, name)])}")
+    if len(keys) > MAX_NUMBERS:
+        numbers.append(f"{plural(len(keys) - MAX_NUMBERS, 'more input')} on the Checks sheet")
+    verdict = values.get(("Checks", "plan_verdict", name))
+    said = f"not met: {row.label}"
+    if row.key == "plan_ok" and isinstance(verdict, str):
+        said += f" (verdict: {verdict})"
+    if numbers:
+        said += f"; with {', '.join(numbers)}"
+    return f"{said}. {row.explanation}".strip() if row.explanation else said
+
+
+def _quoted(value: Any) -> str:
+    """A recalculated value as a reader would type it: 126, 0.42, 1.6e+06, 'text'."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3g}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _stored_findings(
@@ -335,20 +377,33 @@ def render_report(report: Report, fmt: str) -> str:
             indent=1,
             default=str,
         )
-    lines = []
-    for f in report.findings:
-        label = "WARN " if not f.is_problem else "FAIL "
-        what = f"{f.sheet} {f.key}".strip()
-        scen = f" [{f.scenario}]" if f.scenario else ""
-        vals = ""
-        if f.expected is not None or f.actual is not None:
-            vals = f": expected {f.expected!r}, found {f.actual!r}"
-        extra = f" ({f.detail})" if f.detail else ""
-        lines.append(f"{label}{f.kind}: {what}{scen}{vals}{extra}")
+    from sheetgen.wording import plural
+
+    lines = [finding_line(f) for f in report.findings]
     n = len(report.problems)
-    verdict = "OK" if n == 0 else f"{n} problem{'s' if n != 1 else ''}"
+    warnings = len(report.findings) - n
+    verdict = "OK" if n == 0 else plural(n, "problem")
+    if warnings:
+        verdict += f", {plural(warnings, 'warning')}"
     lines.append(
-        f"{verdict}: {report.cells_compared} cells of {len(report.scenarios)} scenarios "
-        f"compared with the reference ({report.engine})"
+        f"{verdict}: {plural(report.cells_compared, 'cell')} of "
+        f"{plural(len(report.scenarios), 'scenario')} compared with the reference ({report.engine})"
     )
     return "\n".join(lines)
+
+
+def finding_line(f: Finding) -> str:
+    """One finding in words: level and kind, the check or key and its sheet, the
+    scenario, the numbers, and why."""
+    level = "FAIL" if f.is_problem else "WARN"
+    if f.kind in ("warning", "check failed"):
+        kind = "warning" if f.kind == "warning" else "error check failed"
+        scen = f", scenario {f.scenario!r}" if f.scenario else ""
+        return f"{level} {kind}: {f.key} on {f.sheet}{scen} is 0 (1 = pass), {f.detail}"
+    what = f"{f.sheet} {f.key}".strip()  # other findings: "Schedule train_days [name]"
+    scen = f" [{f.scenario}]" if f.scenario else ""
+    vals = ""
+    if f.expected is not None or f.actual is not None:
+        vals = f": expected {f.expected!r}, found {f.actual!r}"
+    extra = f" ({f.detail})" if f.detail else ""
+    return f"{level} {f.kind}: {what}{scen}{vals}{extra}"

@@ -106,6 +106,31 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2210.17323",
     ),
     (
+        "Ren et al. 2021",
+        "ZeRO-Offload: Democratizing Billion-Scale Model Training",
+        "https://arxiv.org/abs/2101.06840",
+    ),
+    (
+        "Rajbhandari et al. 2021",
+        "ZeRO-Infinity: Breaking the GPU Memory Wall for Extreme Scale Deep Learning",
+        "https://arxiv.org/abs/2104.07857",
+    ),
+    (
+        "Zhao et al. 2023",
+        "PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel",
+        "https://arxiv.org/abs/2304.11277",
+    ),
+    (
+        "Dettmers et al. 2022",
+        "8-bit Optimizers via Block-wise Quantization",
+        "https://arxiv.org/abs/2110.02861",
+    ),
+    (
+        "Li 2023",
+        "llm-analysis: latency and memory analysis of transformer models",
+        "https://github.com/cli99/llm-analysis",
+    ),
+    (
         "Uptime Institute 2023",
         "Global Data Center Survey 2023 (average PUE 1.58)",
         "https://uptimeinstitute.com/resources/research-and-reports",

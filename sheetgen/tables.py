@@ -179,6 +179,7 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     the verdict first, then days, dates and GPU-hours, then the cost with its range."""
     from sheetgen.reference import compute
     from sheetgen.scenario import date_from_serial
+    from sheetgen.wording import money, plural
 
     lines = []
     for s in scenarios:
@@ -198,14 +199,14 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             ),
             _fit(
                 f"    cost ${r['cost_total_usd']:,.0f} (range {_money(r['cost_total_usd_low'])}-"
-                f"{_money(r['cost_total_usd_high'])}), ${r['cost_total_per_m_tokens']:,.2f} "
+                f"{_money(r['cost_total_usd_high'])}), {money(r['cost_total_per_m_tokens'])} "
                 "per M training tokens"
             ),
             _fit(
-                f"    serving on {r['inf_tp']} GPU(s): "
+                f"    serving on {plural(r['inf_tp'], 'GPU')}: "
                 f"{r['inf_total_bytes_per_gpu'] / 1e9:,.1f} GB/GPU "
                 f"({'fits' if r['inf_fits'] else 'does NOT fit'}), TTFT {r['inf_ttft_s']:.3g} s, "
-                f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, ${r['inf_cost_per_mtok']:,.2f}/M out"
+                f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, {money(r['inf_cost_per_mtok'])}/M out"
             ),
         ]
     return lines

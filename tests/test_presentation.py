@@ -21,11 +21,11 @@ from sheetgen.workbook import write_workbook
 ROOT = Path(__file__).parent.parent
 SCENARIO_FILES = ["default.yaml", "llama3-405b-phases.yaml", "deepseek-v3-phases.yaml"]
 CHART_TITLES = (
-    "Memory per GPU vs capacity",
-    "Budget per scenario",
-    "Activations vs sequence length",
+    "Memory per GPU under each plan's layout vs GPU memory",
+    "Budget per plan",
+    "Activation memory per GPU vs sequence length",
     "Wall-clock days vs GPUs",
-    "Cumulative spend by month",
+    "cumulative spend by calendar month",
 )
 
 
@@ -140,10 +140,11 @@ def test_charts_are_native_and_fed_by_formula_ranges(preset_book) -> None:
     path, scenarios = preset_book
     charts = chart_parts(path)
     n = len(scenarios)
-    assert len(charts) == 5 + n  # four plan charts, cumulative spend, a tornado per scenario
+    assert len(charts) == 4 + 2 * n  # four comparison charts, spend and tornado per plan
     text = "\n".join(charts.values())
     for i in range(n):
-        assert f"Sensitivity of the total cost, plan {i + 1}" in text
+        assert f"Plan {i + 1}: change in total cost" in text
+        assert f"Plan {i + 1}: cumulative spend by calendar month" in text
     for title in CHART_TITLES:
         assert title in text
     for name, xml in charts.items():
@@ -188,7 +189,9 @@ def test_about_sheet_properties_and_print_setup(preset_book) -> None:
         # paginate at a fixed scale (test_print_legibility measures the PDF).
         assert ws.sheet_properties.pageSetUpPr.fitToPage == (ws.title == "Summary"), ws.title
         assert ws.print_area, ws.title
-        assert "&P" in ws.oddFooter.right.text and "&D" in ws.oddFooter.left.text, ws.title
+        assert "&P" in ws.oddFooter.right.text, ws.title
+        # the generation date as ISO text, not &D (the printer's locale date)
+        assert re.fullmatch(r"generated \d{4}-\d{2}-\d{2}", ws.oddFooter.left.text), ws.title
         assert ws.oddHeader.center.text, ws.title
     assert wb["Summary"].freeze_panes == "D5"
     assert wb["Budget"].freeze_panes == "D5"
@@ -212,6 +215,8 @@ def test_summary_pdf(lo, tmp_path: Path) -> None:
         assert f"${r['cost_total_usd']:,.0f}" in text  # the recalculated total, as formatted
     assert "Presets: lookup tables" not in text  # no other sheet printed
     assert "Page 1 of 1" in text
+    assert re.search(r"generated \d{4}-\d{2}-\d{2}", text)  # the footer's date, ISO
+    assert not re.search(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", text), "a locale date printed"
 
 
 @pytest.mark.libreoffice
@@ -225,7 +230,7 @@ def test_summary_and_charts_pdf_and_cli(lo, tmp_path: Path) -> None:
         main, ["pdf", str(out), "-o", str(both), "--sheet", "Summary", "--sheet", "Charts"]
     )
     assert result.exit_code == 0, result.output
-    n_charts = 5 + len(load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml"))
+    n_charts = 4 + 2 * len(load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml"))
     assert pdf_pages(both) == 1 + -(-n_charts // 2)  # Summary, then two charts a page
     text = pdf_text(both)
     for title in CHART_TITLES:

@@ -66,3 +66,47 @@ def test_summary_of_six_scenarios_is_one_legible_page(lo, tmp_path: Path, paper:
         assert phrase in page.text, phrase
     assert "###" not in page.text, "a number too wide for its column"
     assert "Engineering detail" not in page.text  # the lower block does not print
+
+
+def _edit_inputs(book: Path, out: Path, edits: dict[tuple[str, int], object]) -> Path:
+    import openpyxl
+
+    wb = openpyxl.load_workbook(book)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    for (key, col), value in edits.items():
+        ws.cell(row=rows[key], column=col).value = value
+    wb.save(out)
+    return out
+
+
+@pytest.mark.libreoffice
+def test_a_lengthened_verdict_is_not_clipped_on_the_printed_summary(lo, tmp_path: Path) -> None:
+    """Edit the GPU counts so two verdicts grow long (the batch no longer splits; the
+    layout no longer divides), print the Summary, and measure: every word of each
+    verdict is on the page and inside the verdict's row (above the next row's label)."""
+    from sheetgen.engines import recalculate
+
+    scenarios = _defaults()
+    book = write_workbook(scenarios, tmp_path / "plan.xlsx")
+    edited = _edit_inputs(book, tmp_path / "edited.xlsx", {("n_gpus", 4): 24, ("n_gpus", 5): 60})
+    values = recalculate(edited, "pycel")  # the verdicts the formulas now write
+    verdicts = [values[("Summary", "plan_verdict", s.name)] for s in scenarios[:2]]
+    assert verdicts[0].startswith("batch cannot be split") and len(verdicts[0]) > 60, verdicts
+    assert verdicts[1].startswith("layout does not divide"), verdicts
+    (page,) = pdf_pages(export_pdf(edited, tmp_path / "summary.pdf", ["Summary"]))
+    label = next(w for w in page.words if w[4] == "Verdict")
+    next_row = min(w[1] for w in page.words if w[4] == "Plan" and w[1] > label[1])
+    row_words = [w for w in page.words if label[1] - 2 <= w[1] < next_row]
+    texts = {w[4] for w in row_words}
+
+    def printed(word: str) -> bool:  # whole, or broken after a hyphen ("micro-" "batches")
+        return word in texts or any(
+            word.startswith(t) and word[len(t) :] in texts for t in texts if t.endswith("-")
+        )
+
+    for verdict in verdicts:
+        for word in verdict.split():
+            assert printed(word), f"{word!r} of {verdict!r} not in its row"
+    lowest = max(w[3] for w in row_words)
+    assert lowest <= next_row + 0.5, f"verdict text reaches {lowest:.1f} pt, next row at {next_row}"

@@ -1,13 +1,20 @@
-"""sheetgen's row writer writes what openpyxl's own writer writes (issue 14).
+"""sheetgen's row writer writes what openpyxl's own writer writes (issue 14), with
+text in a shared-string table as Excel stores it (issue 24.9).
 
 Compared part by part after XML canonicalisation (C14N: attribute order, quoting
 and empty-element spelling normalised), so any difference in a cell's
-reference, style, type, value, formula or row attribute fails.
+reference, style, type, value, formula or row attribute fails.  openpyxl 3.1
+writes text inline; before comparing, each of our ``t="s"`` cells is replaced by
+the inline string its index names in our ``xl/sharedStrings.xml`` (and the
+table's content type and relationship set aside), so the text of every cell is
+compared too, and the table itself is checked: every entry used, none twice,
+the counts right.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -22,16 +29,85 @@ from sheetgen.workbook.builder import build
 GENERATED = dt.datetime(2026, 1, 2, 3, 4, 5)
 
 
+NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+SST = "xl/sharedStrings.xml"
+SST_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
+SST_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings"
+
+
+def string_table(path: Path) -> tuple[list[str], int]:
+    """The shared strings of ``path`` in index order, and the count it declares."""
+    with zipfile.ZipFile(path) as z:
+        root = ET.fromstring(z.read(SST))
+    texts = ["".join(t.text or "" for t in si.iter(f"{{{NS}}}t")) for si in root]
+    assert int(root.get("uniqueCount")) == len(texts)
+    return texts, int(root.get("count"))
+
+
+def _inline(xml: str, strings: list[str] | None) -> str:
+    """A worksheet with every shared-string cell written as an inline string (as
+    openpyxl does) and every empty inline string as an empty cell."""
+    ET.register_namespace("", NS)
+    root = ET.fromstring(xml)
+    for c in root.iter(f"{{{NS}}}c"):
+        if c.get("t") == "inlineStr" and not len(c):
+            del c.attrib["t"]  # "" is an empty cell to every reader
+        elif c.get("t") == "s":
+            assert strings is not None, "a shared-string cell in openpyxl's own save"
+            v = c.find(f"{{{NS}}}v")
+            c.remove(v)
+            c.set("t", "inlineStr")
+            t = ET.SubElement(ET.SubElement(c, f"{{{NS}}}is"), f"{{{NS}}}t")
+            t.text = strings[int(v.text)]
+            if t.text.strip() != t.text:
+                t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+    return ET.tostring(root, encoding="unicode")
+
+
+def _without(xml: str, attrs: dict[str, str]) -> str:
+    """``xml`` less its one child element with these attributes (which must be there)."""
+    root = ET.fromstring(xml)
+    ET.register_namespace("", root.tag[1:].split("}")[0])  # written without a prefix
+    found = [e for e in root if all(e.get(k) == v for k, v in attrs.items())]
+    assert len(found) == 1, f"{attrs} appears {len(found)} times"
+    root.remove(found[0])
+    return ET.tostring(root, encoding="unicode")
+
+
 def parts(path: Path) -> dict[str, str]:
-    """Every part, canonicalised; the save time in the core properties left out."""
+    """Every part, canonicalised, text cells inline; the save time in the core
+    properties and the string table (read into the cells) left out."""
     out = {}
     with zipfile.ZipFile(path) as z:
-        for name in z.namelist():
+        names = z.namelist()
+        strings = string_table(path)[0] if SST in names else None
+        for name in names:
             data = z.read(name).decode("utf-8")
-            if name == "docProps/core.xml":
+            if name in ("docProps/core.xml", SST):
                 continue
+            if name.startswith("xl/worksheets/sheet"):
+                data = _inline(data, strings)
+            elif name == "[Content_Types].xml" and strings is not None:
+                data = _without(data, {"PartName": f"/{SST}", "ContentType": SST_TYPE})
+            elif name == "xl/_rels/workbook.xml.rels" and strings is not None:
+                data = _without(data, {"Type": SST_REL, "Target": "sharedStrings.xml"})
             out[name] = ET.canonicalize(data) if data.lstrip().startswith("<") else data
     return out
+
+
+def assert_shared_strings(path: Path) -> None:
+    """Every text cell points into the table, every entry is used, none twice."""
+    texts, count = string_table(path)
+    assert len(set(texts)) == len(texts), "a text stored twice"
+    used = []
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                xml = z.read(name).decode("utf-8")
+                assert 't="inlineStr"' not in xml, f"{name}: an inline string"
+                used += [int(i) for i in re.findall(r'<c [^>]*t="s"[^>]*><v>(\d+)</v>', xml)]
+    assert len(used) == count
+    assert sorted(set(used)) == list(range(len(texts)))
 
 
 def assert_same_parts(ours: Path, theirs: Path) -> None:
@@ -48,6 +124,7 @@ def test_default_workbook_equals_openpyxls_save(tmp_path: Path) -> None:
     wb, _ = build(scenarios, GENERATED)
     xlsx_writer.save(wb, tmp_path / "ours.xlsx")
     assert_same_parts(tmp_path / "ours.xlsx", tmp_path / "openpyxl.xlsx")
+    assert_shared_strings(tmp_path / "ours.xlsx")
 
 
 def odd_workbook() -> openpyxl.Workbook:
@@ -91,6 +168,8 @@ def test_every_kind_of_cell_equals_openpyxls_save(tmp_path: Path) -> None:
     odd_workbook().save(tmp_path / "openpyxl.xlsx")
     xlsx_writer.save(odd_workbook(), tmp_path / "ours.xlsx")
     assert_same_parts(tmp_path / "ours.xlsx", tmp_path / "openpyxl.xlsx")
+    texts, _ = string_table(tmp_path / "ours.xlsx")
+    assert "  leading and trailing spaces  " in texts and "line one\nline two" in texts
     back = openpyxl.load_workbook(tmp_path / "ours.xlsx")
     assert back["Noted"]["A1"].comment.text == "a note"
     assert back["Cells & <things>"]["B3"].hyperlink.target == "https://example.com/a?b=1&c=2"

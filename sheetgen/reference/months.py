@@ -13,7 +13,8 @@ remainder, so the months plus the remainder add up to the total cost.
 
 Fiscal quarter 1 and fiscal year 1 are the ones holding the start date, with
 the fiscal year starting in ``fiscal_year_start_month``; each adds the months
-whose first day falls in it.  Dates are spreadsheet serial numbers.
+whose first day falls in it.  Dates are spreadsheet serial numbers; each month's
+label (``month_label_<n>``) is its first day's year and month as text, YYYY-MM.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ def add_months(day: dt.date, months: int) -> dt.date:
     return dt.date(index // MONTHS_PER_YEAR, index % MONTHS_PER_YEAR + 1, 1)
 
 
-def months(s: Scenario) -> dict[str, float]:
+def months(s: Scenario) -> dict[str, float | str]:
     run = s.run
     b = budget(s)
     start = excel_serial(run.start_date)
     finish = start + b["plan_days_wall"]
     first = add_months(run.start_date, 0)
     horizon_end = excel_serial(add_months(first, run.month_horizon))
-    out: dict[str, float] = {"month_horizon_end": horizon_end}
+    out: dict[str, float | str] = {"month_horizon_end": horizon_end}
     total = b["cost_total_usd"]
     month_firsts = [add_months(first, n) for n in range(MONTH_SLOTS)]
     costs = []
@@ -60,6 +61,7 @@ def months(s: Scenario) -> dict[str, float]:
         before = cum
         costs.append(cost)
         out[f"month_start_{n}"] = excel_serial(month)
+        out[f"month_label_{n}"] = f"{month.year}-{month.month:02d}"
         out[f"month_gpu_hours_{n}"] = run.n_gpus * HOURS_PER_DAY * days
         out[f"month_cost_usd_{n}"] = cost
         out[f"month_cost_cum_usd_{n}"] = cum

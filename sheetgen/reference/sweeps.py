@@ -29,7 +29,7 @@ def sweeps(s: Scenario) -> dict[str, float | str]:
     mem = memory(s)
     f = flops(s)
     out: dict[str, float | str] = {
-        "sweep_series_flash": f"{s.name}: FlashAttention",
+        "sweep_series_flash": f"{s.name}: flash",
         "sweep_series_naive": f"{s.name}: naive",
     }
     cap = schedule(s)["n_gpus_max_batch"]

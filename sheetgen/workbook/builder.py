@@ -3,8 +3,8 @@
 ``build`` plans the layout (``layout.py``), writes every templated sheet
 (``write_sheet``: the looks of its cells, data validation of its inputs, the
 per-scenario defined names of its named rows), the Presets sheet after Inputs
-(``presets_sheet.py``), the defined names of drop-down lists, then About, Charts
-and the document properties (``presentation.py``).
+(``presets_sheet.py``), the defined names of drop-down lists, then About and the
+document properties (``presentation.py``) and Charts (``charts.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from sheetgen.workbook import styles
+from sheetgen.workbook import printing, styles
 from sheetgen.workbook.cells import put_formulas, put_template_text, put_text, text_cell
 from sheetgen.workbook.layout import (
     COLUMN,
@@ -159,9 +159,6 @@ def write_sheet(
     reference: list[dict[str, Any]],
     cached: dict[str, dict[str, Any]],
 ) -> None:
-
-    from sheetgen.workbook import printing
-
     apply = styles.looks(wb)
     look = apply.record
     ws = wb.create_sheet(t.sheet)
@@ -229,6 +226,7 @@ def write_sheet(
         texts = [(r.label, widths[1]), (r.explanation, widths[-2]), (r.source, widths[-1])]
         if r.fmt == "text":  # wrapped text values (names, layouts) need their lines too
             texts += [(str(reference[i].get(r.key, "")), scenario_width) for i in range(n)]
+            texts.append((r.longest, scenario_width))  # what an edit can make it
         printing.fit_row(ws, row_no, texts)
         if r.input:
             role = "input"
@@ -313,7 +311,7 @@ def build(
 
     from sheetgen.limits import check_results, check_scenario_count
     from sheetgen.reference import compute
-    from sheetgen.workbook import presentation
+    from sheetgen.workbook import charts, presentation
     from sheetgen.workbook.templates import load_templates
 
     templates = load_templates()
@@ -335,8 +333,9 @@ def build(
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     presentation.write_about_sheet(wb, scenarios, generated.date())
     summary_at = wb.sheetnames.index("Summary")
-    presentation.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
+    charts.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
     presentation.set_properties(wb, scenarios, generated)
+    printing.stamp_footers(wb, generated.date())
     wb.active = wb.sheetnames.index("Summary")
     for ws in wb.worksheets:
         ws.sheet_view.tabSelected = ws.title == "Summary"

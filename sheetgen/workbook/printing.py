@@ -1,13 +1,14 @@
 """Print set-up: pages a budget reviewer can read.
 
 Every sheet prints landscape on A4 with a title header and a date / file /
-page footer.  Text must stay legible on paper (an effective size of at least
-8.5 pt, checked on the PDF by the tests), so only the Summary and About are
-fitted to a page, and only because they are laid out to fit at a legible scale;
-the detail sheets print at a fixed scale and paginate, repeating the header row
-and the quantity and unit columns on every page.  Long explanation and source
-text wraps inside its column, and rows are sized for it, so nothing runs off
-the page.
+page footer; the date is the generation date as ISO text (``stamp_footers``),
+never the ``&D`` code, which prints the printing machine's locale date.  Text
+must stay legible on paper (an effective size of at least 8.5 pt, checked on
+the PDF by the tests), so only the Summary and About are fitted to a page, and
+only because they are laid out to fit at a legible scale; the detail sheets
+print at a fixed scale and paginate, repeating the header row and the quantity
+and unit columns on every page.  Long explanation and source text wraps inside
+its column, and rows are sized for it, so nothing runs off the page.
 """
 
 from __future__ import annotations
@@ -76,9 +77,15 @@ def page_setup(
     ws.oddHeader.left.text = "LLM training plan"
     ws.oddHeader.center.text = f"sheetgen — {title}"
     ws.oddHeader.right.text = "&A"
-    ws.oddFooter.left.text = "&D"
+    ws.oddFooter.left.text = ""  # the generation date: stamp_footers
     ws.oddFooter.center.text = "&F"
     ws.oddFooter.right.text = "Page &P of &N"
+
+
+def stamp_footers(wb: Any, generated: Any) -> None:
+    """The generation date, ISO 8601 (YYYY-MM-DD), in every sheet's footer, as text."""
+    for ws in wb.worksheets:
+        ws.oddFooter.left.text = f"generated {generated.isoformat()}"
 
 
 def wrap_across(ws: Any, row: int, first_col: int, last_col: int, widths: list[float]) -> None:

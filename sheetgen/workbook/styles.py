@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+USD_SIGNIFICANT = '[<0.01]"$"0.0000##;[<1]"$"0.00##;"$"#,##0.00'
 NUMBER_FORMATS = {
     "count": "#,##0",
     "num1": "#,##0.0",
@@ -28,8 +29,10 @@ NUMBER_FORMATS = {
     "sci": "##0.00E+0",
     "pct": "0.0%",
     "usd": '"$"#,##0',
-    "usd2": '"$"#,##0.00',
-    "usd3": '"$"#,##0.000',
+    # Prices and unit costs (never negative): cents from $1, and below with their
+    # significant digits ($0.0075 per M tokens, not $0.01); wording.money in text.
+    "usd2": USD_SIGNIFICANT,
+    "usd3": USD_SIGNIFICANT,
     "date": "yyyy-mm-dd",
     "flag": "0",
     "text": "@",

@@ -63,6 +63,9 @@ class Row:
     mirror: bool = False
     section: bool = False
     check: str | None = None  # "error" or "warning" for rows on the Checks sheet
+    # The longest text the formula can produce (a worst case written out), for text
+    # rows whose length follows edits: the row is sized for it as well.
+    longest: str = ""
 
     def keys_used(self) -> list[str]:
         return KEY_RE.findall(self.formula or "")
@@ -98,6 +101,7 @@ def _row(doc: dict[str, Any], where: str) -> Row:
         "mirror",
         "lookup",
         "check",
+        "longest",
     }
     unknown = set(doc) - known
     if unknown:
@@ -128,6 +132,7 @@ def _row(doc: dict[str, Any], where: str) -> Row:
         name=bool(doc.get("name", False)),
         input=doc.get("input"),
         choices=choices,
+        longest=str(doc.get("longest", "")),
         mirror=bool(doc.get("mirror", False)),
         check=doc.get("check"),
     )

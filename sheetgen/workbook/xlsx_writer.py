@@ -3,14 +3,19 @@
 openpyxl serialises each cell through an element tree (et_xmlfile in pure
 Python where lxml is absent): about 30 µs a cell, most of the time `generate`
 spends on a large workbook.  Here the ``<sheetData>`` of each worksheet is
-written as text, cell by cell, with exactly what openpyxl 3.1 writes for the
-cells sheetgen makes (numbers, booleans, dates, inline strings, formulas,
-hyperlinks), plus each formula's cached value (``cache.cached_xml``) in the
-same pass.  Everything else of the sheet (dimension, views, columns,
+written as text, cell by cell, with what openpyxl 3.1 writes for the cells
+sheetgen makes (numbers, booleans, dates, formulas, hyperlinks), plus each
+formula's cached value (``cache.cached_xml``) in the same pass.  Text cells are
+stored as Excel stores them, in the shared-string table
+(``xl/sharedStrings.xml``, ``t="s"`` cells holding an index; openpyxl 3.1 writes
+inline strings, which Apache POI and tools built on it do not edit and re-save
+cleanly); a formula's text result stays its cached value (``t="str"``), as
+Excel writes it.  Everything else of the sheet (dimension, views, columns,
 conditional formats, validations, print set-up, drawings) and every other part
-of the package comes from openpyxl's own writer; a sheet holding anything this
-writer does not handle (comments, rich text, array or data-table formulas) is
-written by openpyxl whole.
+of the package comes from openpyxl's own writer, the string table's content
+type and workbook relationship added; a sheet holding anything this writer does
+not handle (comments, rich text, array or data-table formulas) is written by
+openpyxl whole (with inline strings).
 """
 
 from __future__ import annotations
@@ -27,6 +32,12 @@ from openpyxl.cell.rich_text import CellRichText
 from openpyxl.utils.datetime import to_excel
 from openpyxl.worksheet._writer import WorksheetWriter
 from openpyxl.writer.excel import ExcelWriter
+from openpyxl.xml.constants import (
+    ARC_SHARED_STRINGS,
+    ARC_WORKBOOK_RELS,
+    SHARED_STRINGS,
+    SHEET_MAIN_NS,
+)
 from openpyxl.xml.functions import Element
 
 from sheetgen.workbook.cache import cached_xml, escape
@@ -49,14 +60,50 @@ def save(wb: Any, path: Path, cached: dict[str, dict[str, Any]] | None = None) -
         _Writer(wb, archive, cached or {}).write_data()
 
 
+class _SharedStringsPart:
+    """The string table as the package manifest lists it (a content-type override)."""
+
+    path = "/" + ARC_SHARED_STRINGS
+    mime_type = SHARED_STRINGS
+
+
+class _Archive:
+    """The zip archive, with the string table's relationship added to the workbook's
+    relationships as openpyxl writes them; everything else passed through."""
+
+    def __init__(self, archive: Any) -> None:
+        self._archive = archive
+
+    def writestr(self, name: str, data: Any) -> None:
+        if name == ARC_WORKBOOK_RELS:
+            from openpyxl.packaging.relationship import Relationship, RelationshipList
+            from openpyxl.xml.functions import fromstring, tostring
+
+            rels = RelationshipList.from_tree(fromstring(data))
+            rels.append(Relationship(type="sharedStrings", Target="sharedStrings.xml"))
+            data = tostring(rels.to_tree())
+        self._archive.writestr(name, data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._archive, name)
+
+
 class _Writer(ExcelWriter):
     def __init__(self, wb: Any, archive: Any, cached: dict[str, dict[str, Any]]) -> None:
-        super().__init__(wb, archive)
+        super().__init__(wb, _Archive(archive))
         self._cached = cached
+        self._strings: dict[str, int] = {}  # text -> index in the string table
+        self._string_cells = 0
+
+    def write_data(self) -> None:
+        self.manifest.append(_SharedStringsPart)
+        super().write_data()
+        self._archive.writestr(ARC_SHARED_STRINGS, string_table(self._strings, self._string_cells))
 
     def write_worksheet(self, ws: Any) -> None:
         try:
-            rows, links = sheet_data(ws, self._cached.get(ws.title, {}))
+            rows, links, n = sheet_data(ws, self._cached.get(ws.title, {}), self._strings)
+            self._string_cells += n
         except Unsupported:
             super().write_worksheet(ws)
             return
@@ -86,9 +133,13 @@ class _RowlessWriter(WorksheetWriter):
         self.xf.send(None)
 
 
-def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
-    """The ``<sheetData>`` element of ``ws`` as text and the hyperlinks of its cells
-    (written after the rows); raises ``Unsupported`` for a cell it leaves to openpyxl."""
+def sheet_data(
+    ws: Any, cached: dict[str, Any], strings: dict[str, int]
+) -> tuple[str, list[Any], int]:
+    """The ``<sheetData>`` element of ``ws`` as text, the hyperlinks of its cells
+    (written after the rows) and how many text cells it holds; each new text joins
+    ``strings`` (text -> index in the string table).  Raises ``Unsupported`` for a
+    cell it leaves to openpyxl."""
     from openpyxl.utils import get_column_letter
 
     style_ids = ws.parent._cell_styles  # IndexedList: add() gives a style's index
@@ -104,6 +155,7 @@ def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
     letters: dict[int, str] = {}
     out = ["<sheetData>"]
     links = []
+    n_text = 0
     append = out.append
     for row in sorted(rows):
         attrs = "".join(f' {k}="{_attr(v)}"' for k, v in dims[row]) if row in dims else ""
@@ -146,12 +198,14 @@ def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
             elif kind == "s":
                 if isinstance(value, CellRichText):
                     raise Unsupported("rich text")
-                if value is None or value == "":
-                    append(f'<c r="{ref}"{s} t="inlineStr"/>')
+                if value is None or value == "":  # an empty cell, as openpyxl reads ""
+                    append(f'<c r="{ref}"{s}/>')
                     continue
-                stripped = value.strip()
-                space = ' xml:space="preserve"' if stripped and stripped != value else ""
-                append(f'<c r="{ref}"{s} t="inlineStr"><is><t{space}>{escape(value)}</t></is></c>')
+                index = strings.get(value)
+                if index is None:
+                    index = strings[value] = len(strings)
+                n_text += 1
+                append(f'<c r="{ref}"{s} t="s"><v>{index}</v></c>')
             elif value is None:
                 append(f'<c r="{ref}"{s} t="{kind}"/>')
             elif kind == "d":
@@ -167,7 +221,23 @@ def sheet_data(ws: Any, cached: dict[str, Any]) -> tuple[str, list[Any]]:
                 append(f'<c r="{ref}"{s} t="{kind}"><v>{escape(str(value))}</v></c>')
         append("</row>")
     append("</sheetData>")
-    return "".join(out), links
+    return "".join(out), links, n_text
+
+
+def string_table(strings: dict[str, int], count: int) -> str:
+    """``xl/sharedStrings.xml``: the texts in index order (``strings`` is insertion-
+    ordered), spaces kept where a text starts or ends with one, as Excel writes it."""
+    out = [
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        f'<sst xmlns="{SHEET_MAIN_NS}" count="{count}" uniqueCount="{len(strings)}">'
+    ]
+    append = out.append
+    for text in strings:
+        stripped = text.strip()
+        space = ' xml:space="preserve"' if stripped != text else ""
+        append(f"<si><t{space}>{escape(text)}</t></si>")
+    append("</sst>")
+    return "".join(out)
 
 
 def _number(value: Any) -> str:
