@@ -6,7 +6,9 @@ models with some fields overridden.  Every failure is one ``SheetgenError``
 naming the field.
 
 Counts take K/M/B/T (decimal) or Ki/Mi/Gi/Ti (binary) suffixes (``15T``,
-``4Mi``), underscores or commas (``4_194_304``) and exponents (``1e12``).
+``4Mi``), underscores (``4_194_304``), exponents (``1e12``) and commas only as
+thousands separators between groups of three digits (``1,000,000``): ``2,5`` is
+an error, never 25 (``digits``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,29 @@ _SUFFIX = {
 _COUNT_RE = re.compile(
     r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
 )
+# A comma is a thousands separator only in the whole part, between groups of three
+# digits: 1,000,000 and 4,194,304.5 are read; 2,5 (a decimal comma), 1,5T, 10,00 and
+# 1,000.000,1 are refused, since deleting the comma would silently change the value.
+_THOUSANDS_RE = re.compile(r"^[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?$")
+
+
+def digits(text: str, field: str, raw: Any = None) -> str:
+    """``text`` with its digit separators removed: underscores anywhere (as Python
+    reads them), commas only between thousands groups; any other comma is an error
+    naming the field (and ``raw``, the value as given, when ``text`` is part of it)."""
+    shown = text if raw is None else raw
+    text = text.strip().replace("_", "")
+    if "," not in text:
+        return text
+    if not _THOUSANDS_RE.match(text):
+        raise SheetgenError(
+            field,
+            f"{short(shown)}: a comma is accepted only between groups of three digits "
+            "(1,000,000); write decimals with a point (2.5)",
+        )
+    return text.replace(",", "")
+
+
 # The words a 0/1 setting (FLAG_FIELDS) accepts besides 0 and 1 and YAML true/false.
 _FLAG_WORDS = {"true": 1, "false": 0, "yes": 1, "no": 0, "on": 1, "off": 0}
 
@@ -87,7 +112,7 @@ def parse_count(value: Any, field: str) -> int:
     if isinstance(value, str) and len(value) <= 400:
         m = _COUNT_RE.match(value)
         if m and m.group(2).upper() in _SUFFIX:
-            number = float(m.group(1).replace("_", "").replace(",", ""))
+            number = float(digits(m.group(1), field, value))
             total = number * _SUFFIX[m.group(2).upper()]
             if not math.isfinite(total):
                 raise SheetgenError(field, f"{short(value)} is too large to be a count")
@@ -107,7 +132,7 @@ def parse_number(value: Any, field: str) -> float:
     raw = value
     try:
         if isinstance(value, str):
-            value = value.replace("_", "").replace(",", "")
+            value = digits(value, field)
         value = float(value)
     except (ValueError, OverflowError):
         raise SheetgenError(field, f"expected a number, got {short(raw)}") from None
@@ -288,12 +313,7 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
     for key in MODEL_INT_FIELDS:
         if key not in spec:
             continue
-        try:
-            n = parse_count(spec[key], f"{where}.{key}")
-        except SheetgenError:
-            raise SheetgenError(
-                f"{where}.{key}", f"expected a whole number, got {short(spec[key])}"
-            ) from None
+        n = parse_count(spec[key], f"{where}.{key}")
         low = 1 if key in MODEL_POSITIVE_FIELDS else 0
         if n < low:
             raise SheetgenError(f"{where}.{key}", f"must be a whole number >= {low}, got {n}")
