@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, one_line
 
 # One-scenario flags, one per run setting (RUN_FIELDS): --seq-len sets seq_len.
 FLAG_ALIASES = {"n_gpus": ("--gpus",), "train_tokens": ("--train-tokens",)}
@@ -106,7 +106,7 @@ def handle_errors(fn: Callable) -> Callable:
             with signals_unwind():
                 return fn(*args, **kwargs)
         except SheetgenError as e:
-            click.echo(f"error: {e}", err=True)
+            click.echo(f"error: {one_line(str(e))}", err=True)
             sys.exit(2)
         except Interrupted as e:
             click.echo(f"error: stopped by {e.name}; temporary files removed", err=True)
@@ -194,8 +194,14 @@ class OneLineGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("error: interrupted", err=True)
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError as e:
+            # `sheetgen` (or `sheetgen presets`) alone: the help, as click shows it.
+            click.echo(
+                e.ctx.get_help() if e.ctx is not None else self.get_help(self.context_class(self))
+            )
+            sys.exit(2)
         except click.UsageError as e:
-            message = " ".join(e.format_message().split())
+            message = one_line(" ".join(e.format_message().split()))
             if len(message) > 300:
                 message = message[:299] + "…"
             click.echo(f"error: {message}", err=True)

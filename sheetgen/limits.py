@@ -34,6 +34,11 @@ MAX_TEXT_CHARS = 2_000
 # Excel's MATCH and LibreOffice (for .xlsx files) treat these as wildcards in a
 # looked-up id: "llama*" would silently pick the first id starting with "llama".
 ID_WILDCARDS = "*?~"
+# XML 1.0 (the format inside .xlsx) allows every character from U+0020 except the
+# surrogates and these two; a name holding one is written raw and the file no longer
+# reads back (W3C XML 1.0, section 2.2 "Characters").  Control characters and
+# surrogates are refused as such.
+XML_ILLEGAL = "\ufffe\uffff"
 
 # Run settings: (lowest, highest, why).  Whole-number settings keep INT_RANGES'
 # (run_fields.py) lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
@@ -162,6 +167,12 @@ def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bo
             raise SheetgenError(
                 field,
                 f"contains the control character U+{ord(ch):04X}; remove it ({short(value)})",
+            )
+        if ch in XML_ILLEGAL:
+            raise SheetgenError(
+                field,
+                f"contains U+{ord(ch):04X}, which a workbook (XML 1.0) cannot hold; "
+                f"remove it ({short(value)})",
             )
     if len(value) > max_chars:
         raise SheetgenError(

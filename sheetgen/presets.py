@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, did_you_mean, short
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import Hardware, Model, Recipe, Tables
 from sheetgen.scenario_parse import make_hardware, make_model
@@ -125,8 +125,10 @@ def _resolve(
     elif base in below:
         base_doc = below[base][0]
     else:
-        known = ", ".join(sorted({*below, *layer} - {pid}))
-        raise SheetgenError(f"{path}: base", f"unknown preset {base!r}; accepted: {known}")
+        known = sorted({*below, *layer} - {pid})
+        raise SheetgenError(
+            f"{path}: base", f"unknown preset {short(base)}; {did_you_mean(base, known)}"
+        )
     done[pid] = _merge(kind, base_doc, doc)
     return done[pid]
 
@@ -290,7 +292,9 @@ def get_model(model_id: str, field: str = "model") -> Model:
     table = models()
     if model_id not in table:
         raise SheetgenError(
-            field, f"unknown model preset {short(model_id)}; accepted: {', '.join(table)}"
+            field,
+            f"unknown model preset {short(model_id)}; "
+            f"{did_you_mean(model_id, table, 'sheetgen presets models')}",
         )
     return table[model_id]
 
@@ -299,7 +303,9 @@ def get_hardware(hw_id: str, field: str = "hardware") -> Hardware:
     table = hardware()
     if hw_id not in table:
         raise SheetgenError(
-            field, f"unknown hardware preset {short(hw_id)}; accepted: {', '.join(table)}"
+            field,
+            f"unknown hardware preset {short(hw_id)}; "
+            f"{did_you_mean(hw_id, table, 'sheetgen presets hardware')}",
         )
     return table[hw_id]
 

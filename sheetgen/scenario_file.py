@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sheetgen import presets
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import HARDWARE_FIELDS, Scenario
@@ -121,7 +121,8 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
     extra = [k for k in doc if k != "scenarios"]
     if extra:
         raise SheetgenError(
-            f"{source}: {short(extra[0])}", "unknown top-level key; accepted: scenarios"
+            f"{source}: {key_name(extra[0])}",
+            f"unknown top-level key; {did_you_mean(extra[0], ['scenarios'])}",
         )
     items = doc["scenarios"]
     if not isinstance(items, list) or not items:

@@ -19,7 +19,7 @@ import re
 from dataclasses import fields, replace
 from typing import Any
 
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import (
     HARDWARE_LIMITS,
     MAX_TEXT_CHARS,
@@ -184,7 +184,7 @@ def _run_value(key: str, value: Any) -> Any:
         return n
     if kind == "choice":
         if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
-            raise SheetgenError(key, f"got {short(value)}; accepted: {', '.join(CHOICES[key])}")
+            raise SheetgenError(key, f"got {short(value)}; {did_you_mean(value, CHOICES[key])}")
         return value.strip().lower()
     number = parse_number(value, key)
     if kind == "fraction":
@@ -219,7 +219,8 @@ def _phase(item: Any, run: Run, where: str) -> Phase:
     for key in item:
         if key not in PHASE_FIELDS:
             raise SheetgenError(
-                f"{where}.{key}", f"unknown phase field; accepted: {', '.join(PHASE_FIELDS)}"
+                f"{where}.{key_name(key)}",
+                f"unknown phase field; {did_you_mean(key, PHASE_FIELDS)}",
             )
     if "tokens" not in item:
         raise SheetgenError(f"{where}.tokens", "missing; a phase needs its number of tokens")
@@ -279,9 +280,10 @@ def make_run(settings: dict[str, Any], where: str = "") -> Run:
         if key in LIST_FIELDS:
             continue
         if key not in RUN_FIELDS:
+            accepted = (*RUN_FIELDS, *LIST_FIELDS)
             raise SheetgenError(
-                f"{where}{key}",
-                f"unknown setting; accepted: {', '.join((*RUN_FIELDS, *LIST_FIELDS))}",
+                f"{where}{key_name(key)}",
+                f"unknown setting; {did_you_mean(key, accepted, 'sheetgen compute --help')}",
             )
         try:
             values[key] = _run_value(key, value)
@@ -305,9 +307,10 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
     known = {f.name for f in fields(Model)}
     for key in spec:
         if key not in known:
+            accepted = (*MODEL_INT_FIELDS, "norm", "mlp", "id", "name", "source")
             raise SheetgenError(
-                f"{where}.{key}",
-                f"unknown model field; accepted: {', '.join(MODEL_INT_FIELDS + ('norm', 'mlp'))}",
+                f"{where}.{key_name(key)}",
+                f"unknown model field; {did_you_mean(key, accepted, 'presets/README.md')}",
             )
     values: dict[str, Any] = {}
     for key in MODEL_INT_FIELDS:
@@ -327,7 +330,7 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
             v = spec[key]
             if not isinstance(v, str) or v.lower() not in accepted:
                 raise SheetgenError(
-                    f"{where}.{key}", f"got {short(v)}; accepted: {', '.join(accepted)}"
+                    f"{where}.{key}", f"got {short(v)}; {did_you_mean(v, accepted)}"
                 )
             values[key] = v.lower()
     for key in ("n_layers", "hidden_size", "n_heads", "ffn_size", "vocab_size"):
@@ -386,7 +389,8 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
     for key in spec:
         if key not in known:
             raise SheetgenError(
-                f"{where}.{key}", f"unknown hardware field; accepted: {', '.join(HARDWARE_FIELDS)}"
+                f"{where}.{key_name(key)}",
+                f"unknown hardware field; {did_you_mean(key, HARDWARE_FIELDS)}",
             )
     values: dict[str, Any] = {}
     for key in HARDWARE_FIELDS:
