@@ -150,7 +150,9 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
     given = {k: v for k, v in flags.items() if v is not None}
-    if scenario_file is not None and not Path(scenario_file).exists():
+    from sheetgen.input_files import exists
+
+    if scenario_file is not None and not exists(scenario_file):
         from sheetgen import presets
 
         found = presets.find_scenario(scenario_file)

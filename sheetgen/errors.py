@@ -81,11 +81,20 @@ def key_name(key: object) -> str:
     return short(key)
 
 
+# A path in a message keeps its first and last characters up to this many in all.
+PATH_CHARS = 120
+
+
 def quote_path(path: object) -> str:
     """A file name for a one-line message: as it is when printable, else quoted the
-    way ``repr`` quotes it (a newline in a name shows as ``\\n``, never a line break)."""
+    way ``repr`` quotes it (a newline in a name shows as ``\\n``, never a line break);
+    a path longer than PATH_CHARS keeps its start and its end around '…'."""
     text = str(path)
-    return text if text.isprintable() else repr(text)
+    if not text.isprintable():
+        text = repr(text)
+    if len(text) > PATH_CHARS:
+        text = text[: PATH_CHARS // 3] + "…" + text[-(PATH_CHARS - PATH_CHARS // 3 - 1) :]
+    return text
 
 
 def one_line(text: str) -> str:

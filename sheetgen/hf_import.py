@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
 
 Reader = Callable[[dict[str, Any], "_Fields"], dict[str, Any]]
 
@@ -222,17 +222,22 @@ NOT_EXPRESSIBLE = {
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
+    from sheetgen.errors import quote_path
+    from sheetgen.input_files import read_text
+
+    text = read_text(path, "config.json")
+    where = quote_path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SheetgenError(str(path), "config.json not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SheetgenError(str(path), f"cannot read: {e}") from None
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SheetgenError(str(path), f"not JSON: {e.msg} at line {e.lineno}") from None
+        raise SheetgenError(where, f"not JSON: {e.msg} at line {e.lineno}") from None
+    except RecursionError:
+        raise SheetgenError(where, "not a config.json: nested too deeply to read") from None
+    except ValueError as e:  # Python refuses integers of more than 4,300 digits
+        why = "a number of more than 4,300 digits" if "digits" in str(e) else short(str(e))
+        raise SheetgenError(where, f"not a config.json: {why}") from None
     if not isinstance(doc, dict):
-        raise SheetgenError(str(path), "expected a JSON object (a Hugging Face config.json)")
+        raise SheetgenError(where, "expected a JSON object (a Hugging Face config.json)")
     return doc
 
 

@@ -139,14 +139,15 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
 
 
 def _unique(item: Any, seen: dict[str, Any]) -> Any:
-    """``item`` with an id no different item in ``seen`` uses (id-2, id-3, ...)."""
+    """``item`` with an id no different item in ``seen`` uses (id-2, id-3, ...); ids
+    are compared ignoring case, as the workbook's lookups compare them."""
     from dataclasses import replace
 
     n, base_id = 2, item.id
-    while item.id in seen and seen[item.id] != item:
+    while item.id.casefold() in seen and seen[item.id.casefold()] != item:
         item = replace(item, id=f"{base_id}-{n}")
         n += 1
-    seen[item.id] = item
+    seen[item.id.casefold()] = item
     return item
 
 
@@ -155,8 +156,8 @@ def unique_custom_ids(scenarios: list[Scenario]) -> list[Scenario]:
     so each gets its own row in the workbook's Presets tables."""
     from dataclasses import replace
 
-    seen_models = {m.id: m for m in presets.models().values()}
-    seen_hw = {h.id: h for h in presets.hardware().values()}
+    seen_models = {m.id.casefold(): m for m in presets.models().values()}
+    seen_hw = {h.id.casefold(): h for h in presets.hardware().values()}
     return [
         replace(s, model=_unique(s.model, seen_models), hardware=_unique(s.hardware, seen_hw))
         for s in scenarios

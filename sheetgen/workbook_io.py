@@ -21,18 +21,24 @@ REQUIRED_SHEETS = ("Inputs", "Presets")
 
 def check_xlsx(path: str | Path) -> Path:
     """``path`` if it is a readable .xlsx zip, else a one-line SheetgenError saying why
-    (missing, a directory, empty, encrypted or legacy .xls, not a zip, corrupt)."""
+    (missing, a directory, a device, too large on disk or uncompressed, empty,
+    encrypted or legacy .xls, not a zip, corrupt)."""
+    from sheetgen.errors import quote_path
+    from sheetgen.input_files import (
+        MAX_UNCOMPRESSED_BYTES,
+        MAX_WORKBOOK_BYTES,
+        check_regular,
+        path_error,
+    )
+
     path = Path(path)
-    where = str(path)
-    if not path.exists():
-        raise SheetgenError(where, "file not found")
-    if path.is_dir():
-        raise SheetgenError(where, "is a directory, not an .xlsx workbook")
+    where = quote_path(path)
+    check_regular(path, "workbook (.xlsx)", MAX_WORKBOOK_BYTES)
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
     except OSError as e:
-        raise SheetgenError(where, f"cannot be read: {e.strerror}") from None
+        raise path_error(path, e, "workbook (.xlsx)") from None
     if not head:
         raise SheetgenError(where, "is empty, not an .xlsx workbook")
     if head == OLE_MAGIC:
@@ -45,6 +51,14 @@ def check_xlsx(path: str | Path) -> Path:
         raise SheetgenError(where, "is not an .xlsx workbook (not a zip archive, or truncated)")
     try:
         with zipfile.ZipFile(path) as z:
+            declared = sum(info.file_size for info in z.infolist())
+            if declared > MAX_UNCOMPRESSED_BYTES:
+                raise SheetgenError(
+                    where,
+                    f"unpacks to {declared / 2**20:,.0f} MiB; a workbook may unpack to at most "
+                    f"{MAX_UNCOMPRESSED_BYTES // 2**20} MiB (a zip bomb, or not a sheetgen "
+                    "workbook)",
+                )
             bad = z.testzip()
             if bad is not None:
                 raise SheetgenError(where, f"is corrupt (damaged member {short(bad)})")
