@@ -19,6 +19,7 @@ override some fields.  Run settings left out take the defaults in
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +106,22 @@ def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
 def validate(scenario: Scenario, where: str = "") -> None:
     """Cross-field rules that single fields cannot check."""
     prefix = f"{where}." if where else ""
-    if scenario.run.peak_dtype == "fp8" and scenario.hardware.peak_fp8_tflops <= 0:
+    run = scenario.run
+    if run.peak_dtype == "fp8" and scenario.hardware.peak_fp8_tflops <= 0:
         raise SheetgenError(
             f"{prefix}peak_dtype",
             f"fp8 chosen but {scenario.hardware.id} has no FP8 peak; accepted here: bf16",
+        )
+    # More micro-batches per step than the batch holds sequences for would make each
+    # one a fraction of a sequence and the pipeline bubble vanish (issue 26.9).
+    per_replica = run.global_batch_tokens / (run.seq_len * run.micro_batch * run.dp)
+    most = max(1, math.ceil(per_replica))
+    if run.pp_microbatches > most:
+        raise SheetgenError(
+            f"{prefix}pp_microbatches",
+            f"{run.pp_microbatches:,} micro-batches per step, but the batch holds {most:,} "
+            f"of {run.micro_batch} sequence(s) per replica (global_batch_tokens / (seq_len x "
+            "micro_batch x dp)); use at most that, or 0 to derive it",
         )
 
 

@@ -22,12 +22,14 @@ from typing import Any
 from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import (
     HARDWARE_LIMITS,
+    HARDWARE_LOWEST,
     MAX_TEXT_CHARS,
     MODEL_LIMITS,
     check_id,
     check_range,
     check_run_limit,
     check_text,
+    check_zero_or_at_least,
 )
 from sheetgen.run_fields import (
     CHOICES,
@@ -404,6 +406,7 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
             rule = ">= 0" if key in HARDWARE_ZERO_OK else "> 0"
             raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {short(spec[key])}")
         check_range(f"{where}.{key}", v, 0, *HARDWARE_LIMITS[key], spec[key])
+        check_zero_or_at_least(f"{where}.{key}", v, *HARDWARE_LOWEST[key], spec[key])
         values[key] = v
     values.update(_texts(spec, where))
     sources = spec.get("sources") or {}
