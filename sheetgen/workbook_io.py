@@ -444,6 +444,38 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
     return s
 
 
+def _tables_expressible(s: Any, shipped: Any) -> None:
+    """A scenario file names a recipe and dtypes by id, and ids mean the shipped rows:
+    a scenario whose workbook rows differ (an edited or added recipe or dtype) cannot
+    be exported without changing what it computes, so it is refused (``generate
+    --from`` carries the workbook's tables)."""
+    run = s.run
+    used = {"recipe": run.recipe}
+    mine = s.tables.recipe(run.recipe)
+    try:
+        theirs = shipped.recipe(run.recipe)
+    except SheetgenError:
+        theirs = None
+    if mine != theirs:
+        raise SheetgenError(
+            f"scenario {short(s.name)}: recipe",
+            f"the workbook's Presets row for {short(used['recipe'])} differs from the shipped "
+            "recipe, which a scenario file cannot carry; use generate --from on the workbook",
+        )
+    for key in ("weight_dtype", "kv_dtype"):
+        dtype = getattr(run, key)
+        try:
+            same = s.tables.dtype(dtype) == shipped.dtype(dtype)
+        except SheetgenError:
+            same = False
+        if not same:
+            raise SheetgenError(
+                f"scenario {short(s.name)}: {key}",
+                f"the workbook's Presets row for {short(dtype)} differs from the shipped "
+                "dtype, which a scenario file cannot carry; use generate --from on the workbook",
+            )
+
+
 def scenarios_to_yaml(scenarios: list) -> str:
     """A scenario file that reproduces these scenarios (custom presets written out in full)."""
     import datetime as dt
@@ -455,7 +487,9 @@ def scenarios_to_yaml(scenarios: list) -> str:
     from sheetgen.scenario import HARDWARE_FIELDS, MODEL_INT_FIELDS, Run
 
     items = []
+    shipped_tables = presets.tables()
     for s in scenarios:
+        _tables_expressible(s, shipped_tables)
         item: dict[str, Any] = {"name": s.name}
         shipped_m = presets.models().get(s.model.id)
         if shipped_m is not None and _same_fields(shipped_m, s.model):
