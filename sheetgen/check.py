@@ -104,34 +104,32 @@ def file_layout(wb: Any, n_scenarios: int):
     """A ``workbook.layout.Layout`` rebuilt from where the keys and tables really are
     in ``wb``."""
     from sheetgen.workbook.layout import TABLE_COLUMNS, Layout
-    from sheetgen.workbook_io import sheet_layout
+    from sheetgen.workbook_io import sheet_layout, used_cells
 
     layout = Layout(n_scenarios=n_scenarios)
+    grids = {ws.title: used_cells(ws) for ws in wb.worksheets}  # read once: no row loops
     for ws in wb.worksheets:
-        sl = sheet_layout(ws)
+        cells = grids[ws.title]
+        sl = sheet_layout(ws, cells)
         if sl is None:
             continue
-        last = sl.header_row
-        for r in range(sl.header_row + 1, ws.max_row + 1):
-            if any(ws.cell(row=r, column=c).value not in (None, "") for c in (1, 2)):
-                last = r
+        used = [r for (r, c), v in cells.items() if c in (1, 2) and v != ""]
+        last = max([sl.header_row, *(r for r in used if r > sl.header_row)])
         layout.sheet_rows[ws.title] = (sl.header_row + 1, last)
         for key, row in sl.rows.items():
             if ws.title != "Summary":
                 layout.cells.setdefault(key, (ws.title, row))
     if "Presets" in wb.sheetnames:
-        ws = wb["Presets"]
+        cells = grids["Presets"]
         firsts = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
-        for r in range(1, ws.max_row + 1):
-            if ws.cell(row=r, column=1).value != "id":
-                continue
-            head = tuple(str(ws.cell(row=r, column=c).value) for c in (1, 2, 3))
+        for r in sorted(r for (r, c), v in cells.items() if c == 1 and v == "id"):
+            head = tuple(str(cells.get((r, c))) for c in (1, 2, 3))
             name = next((n for cols, n in firsts.items() if head[: len(cols)] == cols), None)
             if name is None:
                 continue
             last = r
-            while last + 1 <= ws.max_row and any(
-                ws.cell(row=last + 1, column=c).value not in (None, "")
+            while any(
+                cells.get((last + 1, c)) not in (None, "")
                 for c in range(1, len(TABLE_COLUMNS[name]) + 2)
             ):
                 last += 1

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, one_line
 
 # One-scenario flags, one per run setting (RUN_FIELDS): --seq-len sets seq_len.
 FLAG_ALIASES = {"n_gpus": ("--gpus",), "train_tokens": ("--train-tokens",)}
@@ -90,7 +90,7 @@ def handle_errors(fn: Callable) -> Callable:
             with signals_unwind():
                 return fn(*args, **kwargs)
         except SheetgenError as e:
-            _fail(str(e))
+            _fail(one_line(str(e)))
         except BrokenPipeError:  # `sheetgen compute | head`: the reader has all it wants
             _fail(None, 128 + 13)
         except OSError as e:  # a file-system error no check foresaw, or stdout on a full disk
@@ -145,7 +145,7 @@ def _fail(message: str | None, code: int = 2) -> None:
     """``error: message`` on stderr (none for a closed pipe), exit ``code``."""
     _stdout_broken()
     if message is not None:
-        click.echo(f"error: {message}", err=True)
+        click.echo(f"error: {one_line(message)}", err=True)
     sys.exit(code)
 
 
@@ -184,7 +184,9 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
     from sheetgen.scenario_file import load_scenarios, scenario_from_dict
 
     given = {k: v for k, v in flags.items() if v is not None}
-    if scenario_file is not None and not Path(scenario_file).exists():
+    from sheetgen.input_files import exists
+
+    if scenario_file is not None and not exists(scenario_file):
         from sheetgen import presets
 
         found = presets.find_scenario(scenario_file)
@@ -228,11 +230,17 @@ class OneLineGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("error: interrupted", err=True)
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError as e:
+            # `sheetgen` (or `sheetgen presets`) alone: the help, as click shows it.
+            click.echo(
+                e.ctx.get_help() if e.ctx is not None else self.get_help(self.context_class(self))
+            )
+            sys.exit(2)
         except click.UsageError as e:
-            message = " ".join(e.format_message().split())
+            message = one_line(" ".join(e.format_message().split()))
             if len(message) > 300:
                 message = message[:299] + "…"
-            click.echo(f"error: {message}", err=True)
+            click.echo(f"error: {one_line(message)}", err=True)
             sys.exit(2)
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)

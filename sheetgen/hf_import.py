@@ -27,13 +27,35 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError
+from sheetgen.errors import SheetgenError, short
 
 Reader = Callable[[dict[str, Any], "_Fields"], dict[str, Any]]
 
 
+# No field a reader takes is larger than this in any model (vocabularies are ~10^6,
+# widths ~10^5); a larger number is a damaged or hostile file.  make_model's own
+# ranges (sheetgen.limits.MODEL_LIMITS) then apply to what is kept.
+MAX_FIELD = 10**12
+# Fields that divide or count heads and layers: 0 would divide by zero or mean no model.
+POSITIVE = frozenset(
+    {
+        "num_attention_heads",
+        "n_head",
+        "hidden_size",
+        "n_embd",
+        "num_hidden_layers",
+        "n_layer",
+        "num_key_value_heads",
+        "head_dim",
+        "vocab_size",
+        "intermediate_size",
+    }
+)
+
+
 class _Fields:
-    """Typed access to config fields; a missing one is an error naming it."""
+    """Typed access to config fields: each one read is checked (type and range), and
+    a missing or wrong one is an error naming it."""
 
     def __init__(self, doc: dict[str, Any], where: str) -> None:
         self.doc, self.where = doc, where
@@ -43,11 +65,15 @@ class _Fields:
         if v is None:
             raise SheetgenError(
                 f"{self.where}: {key}",
-                f"missing; model_type {self.doc.get('model_type')!r} needs it "
+                f"missing; model_type {short(self.doc.get('model_type'))} needs it "
                 f"(supported model types: {', '.join(READERS)})",
             )
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise SheetgenError(f"{self.where}: {key}", f"expected a whole number, got {v!r}")
+        low = 1 if key in POSITIVE else 0
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= MAX_FIELD:
+            raise SheetgenError(
+                f"{self.where}: {key}",
+                f"expected a whole number from {low} to 10^12, got {short(v)}",
+            )
         return v
 
     def flag(self, key: str, default: bool) -> int:
@@ -55,8 +81,19 @@ class _Fields:
         if v is None:
             v = default
         if not isinstance(v, bool):
-            raise SheetgenError(f"{self.where}: {key}", f"expected true or false, got {v!r}")
+            raise SheetgenError(f"{self.where}: {key}", f"expected true or false, got {short(v)}")
         return int(v)
+
+    def rate(self, key: str, default: float) -> float:
+        """A dropout probability: a number from 0 to 1 (null: the default)."""
+        v = self.doc.get(key, default)
+        if v is None:
+            v = default
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise SheetgenError(
+                f"{self.where}: {key}", f"expected a probability from 0 to 1, got {short(v)}"
+            )
+        return float(v)
 
     def head_dim(self) -> int:
         if self.doc.get("head_dim") is not None:
@@ -161,7 +198,7 @@ def _deepseek(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
 def _gpt2(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
     h = f.int("n_embd")
     inner = doc.get("n_inner")
-    drop = any(float(doc.get(k, 0.1) or 0) > 0 for k in ("resid_pdrop", "embd_pdrop", "attn_pdrop"))
+    drop = any(f.rate(k, 0.1) > 0 for k in ("resid_pdrop", "embd_pdrop", "attn_pdrop"))
     return {
         "n_layers": f.int("n_layer"),
         "hidden_size": h,
@@ -182,7 +219,7 @@ def _gpt2(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
 
 def _gpt_neox(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
     bias = f.flag("attention_bias", True)
-    drop = any(float(doc.get(k, 0) or 0) > 0 for k in ("hidden_dropout", "attention_dropout"))
+    drop = any(f.rate(k, 0) > 0 for k in ("hidden_dropout", "attention_dropout"))
     return {
         "n_layers": f.int("num_hidden_layers"),
         "hidden_size": f.int("hidden_size"),
@@ -222,17 +259,22 @@ NOT_EXPRESSIBLE = {
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
+    from sheetgen.errors import quote_path
+    from sheetgen.input_files import read_text
+
+    text = read_text(path, "config.json")
+    where = quote_path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SheetgenError(str(path), "config.json not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SheetgenError(str(path), f"cannot read: {e}") from None
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SheetgenError(str(path), f"not JSON: {e.msg} at line {e.lineno}") from None
+        raise SheetgenError(where, f"not JSON: {e.msg} at line {e.lineno}") from None
+    except RecursionError:
+        raise SheetgenError(where, "not a config.json: nested too deeply to read") from None
+    except ValueError as e:  # Python refuses integers of more than 4,300 digits
+        why = "a number of more than 4,300 digits" if "digits" in str(e) else short(str(e))
+        raise SheetgenError(where, f"not a config.json: {why}") from None
     if not isinstance(doc, dict):
-        raise SheetgenError(str(path), "expected a JSON object (a Hugging Face config.json)")
+        raise SheetgenError(where, "expected a JSON object (a Hugging Face config.json)")
     return doc
 
 
@@ -240,6 +282,10 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
     """sheetgen model fields for a config.json document."""
     model_type = doc.get("model_type")
     supported = ", ".join(READERS)
+    if model_type is not None and not isinstance(model_type, str):
+        raise SheetgenError(
+            f"{where}: model_type", f"must be text, got {short(model_type)}; supported: {supported}"
+        )
     if model_type in NOT_EXPRESSIBLE:
         raise SheetgenError(
             f"{where}: model_type",
@@ -247,7 +293,7 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
             f"supported: {supported}",
         )
     if model_type not in READERS:
-        shown = "missing" if model_type is None else f"{str(model_type)[:40]!r} is not supported"
+        shown = "missing" if model_type is None else f"{short(model_type, 40)} is not supported"
         raise SheetgenError(f"{where}: model_type", f"{shown}; supported: {supported}")
     return READERS[model_type](doc, _Fields(doc, where))
 
@@ -264,12 +310,20 @@ def preset_document(
     model = make_model({**arch, "id": preset_id}, where=where)
     total = int(params(model)["params_total"])
     names = doc.get("architectures") or [doc["model_type"]]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise SheetgenError(
+            f"{where}: architectures", f"must be a list of names, got {short(names)}"
+        )
+    mtp = doc.get("num_nextn_predict_layers") or 0
+    if isinstance(mtp, bool) or not isinstance(mtp, int) or not 0 <= mtp <= MAX_FIELD:
+        raise SheetgenError(
+            f"{where}: num_nextn_predict_layers", f"expected a whole number >= 0, got {short(mtp)}"
+        )
     notes = [
         f"Imported by `sheetgen presets import` from {source_path} "
-        f"(model_type {doc['model_type']}, {names[0]}); "
+        f"(model_type {doc['model_type']}, {preset_name(names[0], 'architecture')}); "
         f"sheetgen counts {total:,} parameters, as transformers builds the model."
     ]
-    mtp = doc.get("num_nextn_predict_layers") or 0
     if mtp:
         notes.append(f"The {mtp} multi-token-prediction module(s) are excluded.")
     if doc["model_type"] == "deepseek_v3":
@@ -278,23 +332,66 @@ def preset_document(
     ordered["norm"], ordered["mlp"] = model.norm, model.mlp
     return {
         "id": preset_id,
-        "name": str(doc.get("_name_or_path") or preset_id),
+        "name": preset_name(doc.get("_name_or_path"), preset_id),
         "source": " ".join(notes),
         "architecture": ordered,
     }
+
+
+def preset_name(value: Any, fallback: str) -> str:
+    """The preset's name from ``_name_or_path``, sanitised by one stated rule: text
+    only; control characters and characters XML cannot hold are dropped, runs of
+    white space become one space, and it is cut to MAX_NAME_CHARS (ending in '…');
+    nothing left (or not text) gives ``fallback``.  So the preset always loads."""
+    import unicodedata
+
+    from sheetgen.limits import MAX_NAME_CHARS, XML_ILLEGAL
+
+    if not isinstance(value, str):
+        return fallback
+    kept = "".join(
+        ch
+        for ch in value[: 4 * MAX_NAME_CHARS]
+        if unicodedata.category(ch) not in ("Cc", "Cs") and ch not in XML_ILLEGAL
+    )
+    text = " ".join(kept.split())
+    if len(text) > MAX_NAME_CHARS:
+        text = text[: MAX_NAME_CHARS - 1] + "…"
+    return text or fallback
+
+
+def check_preset_id(value: str, field: str) -> str:
+    """An imported preset's id: a preset id (sheetgen.limits.check_id) that is also a
+    plain file name, since ``-o DIR`` writes ``DIR/<id>.yaml``: no '/' or '\\', not
+    '.' or '..', not starting with '.'.  Ids are names, never paths."""
+    from sheetgen.limits import check_id
+
+    text = check_id(value, field)
+    if "/" in text or "\\" in text or text.startswith("."):
+        raise SheetgenError(
+            field,
+            f"must be a name, not a path (no '/', '\\' or leading '.'), got {short(text)}",
+        )
+    return text
 
 
 def import_config(path: str | Path, preset_id: str | None = None) -> tuple[str, str]:
     """(preset id, YAML text) of the model preset for the config.json at ``path``."""
     import yaml
 
+    from sheetgen.errors import quote_path
+
     path = Path(path)
     doc = read_config(path)
     if preset_id is None:
         stem = path.parent.name if path.name == "config.json" else path.stem
-        preset_id = stem.lower().replace("_", "-") or "imported"
+        preset_id = check_preset_id(
+            stem.lower().replace("_", "-") or "imported", f"{quote_path(path)}: id from the name"
+        )
+    else:
+        preset_id = check_preset_id(preset_id, "--id")
     text = yaml.safe_dump(
-        preset_document(doc, preset_id, str(path), where=str(path)),
+        preset_document(doc, preset_id, quote_path(path), where=quote_path(path)),
         sort_keys=False,
         allow_unicode=True,
         width=100,

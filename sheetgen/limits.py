@@ -34,6 +34,11 @@ MAX_TEXT_CHARS = 2_000
 # Excel's MATCH and LibreOffice (for .xlsx files) treat these as wildcards in a
 # looked-up id: "llama*" would silently pick the first id starting with "llama".
 ID_WILDCARDS = "*?~"
+# XML 1.0 (the format inside .xlsx) allows every character from U+0020 except the
+# surrogates and these two; a name holding one is written raw and the file no longer
+# reads back (W3C XML 1.0, section 2.2 "Characters").  Control characters and
+# surrogates are refused as such.
+XML_ILLEGAL = "\ufffe\uffff"
 
 # Run settings: (lowest, highest, why).  Whole-number settings keep INT_RANGES'
 # (run_fields.py) lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
@@ -95,6 +100,26 @@ RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "month_horizon": (1, 36, "months the spend table holds"),
     "fiscal_year_start_month": (1, 12, "a calendar month"),
 }
+# Settings where 0 means "not measured" (or "not published"), and any other value
+# must be at least this: a value such as 1e-300 would divide by (nearly) zero and give
+# astronomical days instead of an error.  (lowest value other than 0, why.)
+ZERO_OR_AT_LEAST: dict[str, tuple[float, str]] = {
+    "measured_tokens_per_s_per_gpu": (1e-3, "one token per 1,000 s per GPU"),
+    "measured_step_seconds": (1e-3, "a step takes at least a millisecond"),
+    "measured_peak_mem": (10**6, "bytes: 1 MB per GPU"),
+}
+# Hardware fields' lowest values other than 0 (fields that may be 0: HARDWARE_ZERO_OK
+# in scenario.py): below these no accelerator or link has been built.
+HARDWARE_LOWEST: dict[str, tuple[float, str]] = {
+    "peak_bf16_tflops": (1e-3, "TFLOP/s: 1 GFLOP/s"),
+    "peak_fp8_tflops": (1e-3, "TFLOP/s: 1 GFLOP/s"),
+    "mem_gb": (1e-3, "GB: 1 MB"),
+    "hbm_tbps": (1e-4, "TB/s: 0.1 GB/s"),
+    "tdp_w": (1, "watt"),
+    "intra_node_gb_per_s": (1e-2, "GB/s: 10 MB/s, below 1 Gbit Ethernet's 0.125"),
+    "inter_node_gb_per_s": (1e-2, "GB/s: 10 MB/s, below 1 Gbit Ethernet's 0.125"),
+    "host_gb_per_s": (1e-2, "GB/s: 10 MB/s, below PCIe 1.0 x1's 0.25"),
+}
 # Model fields: whole numbers up to these (the lower bounds: MODEL_POSITIVE_FIELDS in
 # scenario.py, checked in scenario_parse.py).
 MODEL_LIMITS: dict[str, tuple[int, str]] = {
@@ -149,6 +174,14 @@ def check_run_limit(key: str, value: float, raw: Any, field: str | None = None) 
     if key in RUN_LIMITS:
         low, high, why = RUN_LIMITS[key]
         check_range(field or key, value, low, high, why, raw)
+    if key in ZERO_OR_AT_LEAST:
+        check_zero_or_at_least(field or key, value, *ZERO_OR_AT_LEAST[key], raw)
+
+
+def check_zero_or_at_least(field: str, value: float, low: float, why: str, raw: Any) -> None:
+    """0 (not measured / not published) or at least ``low``."""
+    if value != 0 and value < low:
+        raise SheetgenError(field, f"must be 0 or at least {low:g} ({why}), got {short(raw)}")
 
 
 def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bool = True) -> str:
@@ -162,6 +195,12 @@ def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bo
             raise SheetgenError(
                 field,
                 f"contains the control character U+{ord(ch):04X}; remove it ({short(value)})",
+            )
+        if ch in XML_ILLEGAL:
+            raise SheetgenError(
+                field,
+                f"contains U+{ord(ch):04X}, which a workbook (XML 1.0) cannot hold; "
+                f"remove it ({short(value)})",
             )
     if len(value) > max_chars:
         raise SheetgenError(

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, did_you_mean, short
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import Hardware, Model, Recipe, Tables
 from sheetgen.scenario_parse import make_hardware, make_model
@@ -50,17 +50,19 @@ def team_dirs() -> tuple[str, ...]:
 
 def layers() -> tuple[tuple[Path, str], ...]:
     """(directory, origin) from lowest to highest priority."""
+    from sheetgen.input_files import is_dir
+
     out = [(presets_dir(), SHIPPED)]
     field = "--presets" if _team_override is not None else ENV_VAR
     for d in team_dirs():
         path = Path(d).expanduser()
-        if not path.is_dir():
+        if not is_dir(path, field):
             raise SheetgenError(
                 field,
                 f"{d[:80]!r} is not a directory; give a folder holding "
                 "models/, hardware/ or scenarios/",
             )
-        if not any((path / sub).is_dir() for sub in ("models", "hardware", "scenarios")):
+        if not any(is_dir(path / sub, field) for sub in ("models", "hardware", "scenarios")):
             raise SheetgenError(field, f"{d[:80]!r} holds none of models/, hardware/, scenarios/")
         out.append((path, str(path)))
     return tuple(out)
@@ -105,30 +107,50 @@ def _merge(kind: str, base: dict[str, Any], doc: dict[str, Any]) -> dict[str, An
     return merged
 
 
-def _resolve(
-    kind: str, pid: str, layer: dict, below: dict, done: dict, seen: tuple[str, ...]
-) -> dict:
+# A ``base:`` chain within one folder may be this long: far more than any team needs
+# (a preset on a preset on a shipped one), short enough that the merged source text
+# stays readable.  Resolution is a loop, so a longer chain is this one line, never
+# Python's RecursionError.
+MAX_BASE_CHAIN = 64
+
+
+def _resolve(kind: str, pid: str, layer: dict, below: dict, done: dict) -> dict:
     """The document of ``pid`` in ``layer`` with its ``base:`` chain merged in; a base is
-    another preset of the same layer, else one of the layers below."""
-    if pid in done:
-        return done[pid]
-    doc, path = layer[pid]
-    base = doc.get("base")
-    if base is None:
-        done[pid] = doc
-        return doc
-    base = str(base)
-    if base in seen or base == pid and pid not in below:
-        raise SheetgenError(f"{path}: base", f"{base!r} leads back to itself")
-    if base in layer and base != pid:
-        base_doc = _resolve(kind, base, layer, below, done, (*seen, pid))
-    elif base in below:
-        base_doc = below[base][0]
-    else:
-        known = ", ".join(sorted({*below, *layer} - {pid}))
-        raise SheetgenError(f"{path}: base", f"unknown preset {base!r}; accepted: {known}")
-    done[pid] = _merge(kind, base_doc, doc)
-    return done[pid]
+    another preset of the same layer, else one of the layers below.  ``done`` maps
+    each resolved id to (document, length of its chain in this layer)."""
+    chain: list[str] = []  # presets whose base is still to merge, ``pid`` first
+    cur = pid
+    while cur not in done:
+        doc, path = layer[cur]
+        base = doc.get("base")
+        if base is None:
+            done[cur] = (doc, 0)
+            break
+        base = str(base)
+        if base in chain or base == cur and cur not in below:
+            raise SheetgenError(f"{path}: base", f"{short(base)} leads back to itself")
+        if base in layer and base != cur:
+            chain.append(cur)
+            cur = base
+            continue
+        if base in below:
+            done[cur] = (_merge(kind, below[base][0], doc), 1)
+            break
+        known = sorted({*below, *layer} - {cur})
+        raise SheetgenError(
+            f"{path}: base", f"unknown preset {short(base)}; {did_you_mean(base, known)}"
+        )
+    for cid in reversed(chain):
+        doc, path = layer[cid]
+        base_doc, depth = done[str(doc["base"])]
+        if depth >= MAX_BASE_CHAIN:
+            raise SheetgenError(
+                f"{path}: base",
+                f"a chain of more than {MAX_BASE_CHAIN} presets each starting from the next; "
+                "start from the preset at its end instead",
+            )
+        done[cid] = (_merge(kind, base_doc, doc), depth + 1)
+    return done[pid][0]
 
 
 @cache
@@ -137,10 +159,29 @@ def _documents(kind: str, stack: tuple[tuple[Path, str], ...]) -> dict[str, tupl
     out: dict[str, tuple[dict, str, Path]] = {}
     for directory, origin in stack:
         layer = scan_directory(directory, kind)
+        _same_but_case(layer, out)
         below, done = dict(out), {}
         for pid, (_, path) in layer.items():
-            out[pid] = (_resolve(kind, pid, layer, below, done, ()), origin, path)
+            out[pid] = (_resolve(kind, pid, layer, below, done), origin, path)
     return out
+
+
+def _same_but_case(layer: dict, below: dict) -> None:
+    """Refuse an id that differs from another only in case (``LLAMA3-8B`` beside the
+    shipped ``llama3-8b``): the workbook's MATCH ignores case and would pick one
+    while the cached values used the other."""
+    from sheetgen.errors import quote_path
+
+    known = {pid.casefold(): (pid, quote_path(entry[1])) for pid, entry in below.items()}
+    for pid, (_, path) in layer.items():
+        other = known.get(pid.casefold())
+        if other is not None and other[0] != pid:
+            raise SheetgenError(
+                f"{quote_path(path)}: id",
+                f"{short(pid)} differs from {short(other[0])} ({other[1]}) only in case, "
+                "which lookups ignore; spell it the same to replace it, or rename it",
+            )
+        known.setdefault(pid.casefold(), (pid, path.name))
 
 
 def origins(kind: str) -> dict[str, str]:
@@ -214,8 +255,11 @@ def find_scenario(name: str) -> Path | None:
     for directory, _ in reversed(layers()):
         for candidate in (name, f"{name}.yaml"):
             path = directory / "scenarios" / candidate
-            if path.is_file():
-                return path
+            try:
+                if path.is_file():
+                    return path
+            except (OSError, ValueError):
+                continue  # a name the system refuses (over 255 bytes): not a preset
     return None
 
 
@@ -290,7 +334,9 @@ def get_model(model_id: str, field: str = "model") -> Model:
     table = models()
     if model_id not in table:
         raise SheetgenError(
-            field, f"unknown model preset {short(model_id)}; accepted: {', '.join(table)}"
+            field,
+            f"unknown model preset {short(model_id)}; "
+            f"{did_you_mean(model_id, table, 'sheetgen presets models')}",
         )
     return table[model_id]
 
@@ -299,7 +345,9 @@ def get_hardware(hw_id: str, field: str = "hardware") -> Hardware:
     table = hardware()
     if hw_id not in table:
         raise SheetgenError(
-            field, f"unknown hardware preset {short(hw_id)}; accepted: {', '.join(table)}"
+            field,
+            f"unknown hardware preset {short(hw_id)}; "
+            f"{did_you_mean(hw_id, table, 'sheetgen presets hardware')}",
         )
     return table[hw_id]
 

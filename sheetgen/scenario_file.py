@@ -19,11 +19,12 @@ override some fields.  Run settings left out take the defaults in
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from sheetgen import presets
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
 from sheetgen.scenario import HARDWARE_FIELDS, Scenario
@@ -105,10 +106,22 @@ def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
 def validate(scenario: Scenario, where: str = "") -> None:
     """Cross-field rules that single fields cannot check."""
     prefix = f"{where}." if where else ""
-    if scenario.run.peak_dtype == "fp8" and scenario.hardware.peak_fp8_tflops <= 0:
+    run = scenario.run
+    if run.peak_dtype == "fp8" and scenario.hardware.peak_fp8_tflops <= 0:
         raise SheetgenError(
             f"{prefix}peak_dtype",
             f"fp8 chosen but {scenario.hardware.id} has no FP8 peak; accepted here: bf16",
+        )
+    # More micro-batches per step than the batch holds sequences for would make each
+    # one a fraction of a sequence and the pipeline bubble vanish (issue 26.9).
+    per_replica = run.global_batch_tokens / (run.seq_len * run.micro_batch * run.dp)
+    most = max(1, math.ceil(per_replica))
+    if run.pp_microbatches > most:
+        raise SheetgenError(
+            f"{prefix}pp_microbatches",
+            f"{run.pp_microbatches:,} micro-batches per step, but the batch holds {most:,} "
+            f"of {run.micro_batch} sequence(s) per replica (global_batch_tokens / (seq_len x "
+            "micro_batch x dp)); use at most that, or 0 to derive it",
         )
 
 
@@ -121,7 +134,8 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
     extra = [k for k in doc if k != "scenarios"]
     if extra:
         raise SheetgenError(
-            f"{source}: {short(extra[0])}", "unknown top-level key; accepted: scenarios"
+            f"{source}: {key_name(extra[0])}",
+            f"unknown top-level key; {did_you_mean(extra[0], ['scenarios'])}",
         )
     items = doc["scenarios"]
     if not isinstance(items, list) or not items:
@@ -138,14 +152,15 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
 
 
 def _unique(item: Any, seen: dict[str, Any]) -> Any:
-    """``item`` with an id no different item in ``seen`` uses (id-2, id-3, ...)."""
+    """``item`` with an id no different item in ``seen`` uses (id-2, id-3, ...); ids
+    are compared ignoring case, as the workbook's lookups compare them."""
     from dataclasses import replace
 
     n, base_id = 2, item.id
-    while item.id in seen and seen[item.id] != item:
+    while item.id.casefold() in seen and seen[item.id.casefold()] != item:
         item = replace(item, id=f"{base_id}-{n}")
         n += 1
-    seen[item.id] = item
+    seen[item.id.casefold()] = item
     return item
 
 
@@ -154,8 +169,8 @@ def unique_custom_ids(scenarios: list[Scenario]) -> list[Scenario]:
     so each gets its own row in the workbook's Presets tables."""
     from dataclasses import replace
 
-    seen_models = {m.id: m for m in presets.models().values()}
-    seen_hw = {h.id: h for h in presets.hardware().values()}
+    seen_models = {m.id.casefold(): m for m in presets.models().values()}
+    seen_hw = {h.id.casefold(): h for h in presets.hardware().values()}
     return [
         replace(s, model=_unique(s.model, seen_models), hardware=_unique(s.hardware, seen_hw))
         for s in scenarios

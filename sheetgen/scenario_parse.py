@@ -6,7 +6,9 @@ models with some fields overridden.  Every failure is one ``SheetgenError``
 naming the field.
 
 Counts take K/M/B/T (decimal) or Ki/Mi/Gi/Ti (binary) suffixes (``15T``,
-``4Mi``), underscores or commas (``4_194_304``) and exponents (``1e12``).
+``4Mi``), underscores (``4_194_304``), exponents (``1e12``) and commas only as
+thousands separators between groups of three digits (``1,000,000``): ``2,5`` is
+an error, never 25 (``digits``).
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ import re
 from dataclasses import fields, replace
 from typing import Any
 
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import (
     HARDWARE_LIMITS,
+    HARDWARE_LOWEST,
     MAX_TEXT_CHARS,
     MODEL_LIMITS,
     check_id,
     check_range,
     check_run_limit,
     check_text,
+    check_zero_or_at_least,
 )
 from sheetgen.run_fields import (
     CHOICES,
@@ -70,6 +74,29 @@ _SUFFIX = {
 _COUNT_RE = re.compile(
     r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
 )
+# A comma is a thousands separator only in the whole part, between groups of three
+# digits: 1,000,000 and 4,194,304.5 are read; 2,5 (a decimal comma), 1,5T, 10,00 and
+# 1,000.000,1 are refused, since deleting the comma would silently change the value.
+_THOUSANDS_RE = re.compile(r"^[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?$")
+
+
+def digits(text: str, field: str, raw: Any = None) -> str:
+    """``text`` with its digit separators removed: underscores anywhere (as Python
+    reads them), commas only between thousands groups; any other comma is an error
+    naming the field (and ``raw``, the value as given, when ``text`` is part of it)."""
+    shown = text if raw is None else raw
+    text = text.strip().replace("_", "")
+    if "," not in text:
+        return text
+    if not _THOUSANDS_RE.match(text):
+        raise SheetgenError(
+            field,
+            f"{short(shown)}: a comma is accepted only between groups of three digits "
+            "(1,000,000); write decimals with a point (2.5)",
+        )
+    return text.replace(",", "")
+
+
 # The words a 0/1 setting (FLAG_FIELDS) accepts besides 0 and 1 and YAML true/false.
 _FLAG_WORDS = {"true": 1, "false": 0, "yes": 1, "no": 0, "on": 1, "off": 0}
 
@@ -87,7 +114,7 @@ def parse_count(value: Any, field: str) -> int:
     if isinstance(value, str) and len(value) <= 400:
         m = _COUNT_RE.match(value)
         if m and m.group(2).upper() in _SUFFIX:
-            number = float(m.group(1).replace("_", "").replace(",", ""))
+            number = float(digits(m.group(1), field, value))
             total = number * _SUFFIX[m.group(2).upper()]
             if not math.isfinite(total):
                 raise SheetgenError(field, f"{short(value)} is too large to be a count")
@@ -107,7 +134,7 @@ def parse_number(value: Any, field: str) -> float:
     raw = value
     try:
         if isinstance(value, str):
-            value = value.replace("_", "").replace(",", "")
+            value = digits(value, field)
         value = float(value)
     except (ValueError, OverflowError):
         raise SheetgenError(field, f"expected a number, got {short(raw)}") from None
@@ -159,7 +186,7 @@ def _run_value(key: str, value: Any) -> Any:
         return n
     if kind == "choice":
         if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
-            raise SheetgenError(key, f"got {short(value)}; accepted: {', '.join(CHOICES[key])}")
+            raise SheetgenError(key, f"got {short(value)}; {did_you_mean(value, CHOICES[key])}")
         return value.strip().lower()
     number = parse_number(value, key)
     if kind == "fraction":
@@ -194,7 +221,8 @@ def _phase(item: Any, run: Run, where: str) -> Phase:
     for key in item:
         if key not in PHASE_FIELDS:
             raise SheetgenError(
-                f"{where}.{key}", f"unknown phase field; accepted: {', '.join(PHASE_FIELDS)}"
+                f"{where}.{key_name(key)}",
+                f"unknown phase field; {did_you_mean(key, PHASE_FIELDS)}",
             )
     if "tokens" not in item:
         raise SheetgenError(f"{where}.tokens", "missing; a phase needs its number of tokens")
@@ -254,9 +282,10 @@ def make_run(settings: dict[str, Any], where: str = "") -> Run:
         if key in LIST_FIELDS:
             continue
         if key not in RUN_FIELDS:
+            accepted = (*RUN_FIELDS, *LIST_FIELDS)
             raise SheetgenError(
-                f"{where}{key}",
-                f"unknown setting; accepted: {', '.join((*RUN_FIELDS, *LIST_FIELDS))}",
+                f"{where}{key_name(key)}",
+                f"unknown setting; {did_you_mean(key, accepted, 'sheetgen compute --help')}",
             )
         try:
             values[key] = _run_value(key, value)
@@ -280,20 +309,16 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
     known = {f.name for f in fields(Model)}
     for key in spec:
         if key not in known:
+            accepted = (*MODEL_INT_FIELDS, "norm", "mlp", "id", "name", "source")
             raise SheetgenError(
-                f"{where}.{key}",
-                f"unknown model field; accepted: {', '.join(MODEL_INT_FIELDS + ('norm', 'mlp'))}",
+                f"{where}.{key_name(key)}",
+                f"unknown model field; {did_you_mean(key, accepted, 'presets/README.md')}",
             )
     values: dict[str, Any] = {}
     for key in MODEL_INT_FIELDS:
         if key not in spec:
             continue
-        try:
-            n = parse_count(spec[key], f"{where}.{key}")
-        except SheetgenError:
-            raise SheetgenError(
-                f"{where}.{key}", f"expected a whole number, got {short(spec[key])}"
-            ) from None
+        n = parse_count(spec[key], f"{where}.{key}")
         low = 1 if key in MODEL_POSITIVE_FIELDS else 0
         if n < low:
             raise SheetgenError(f"{where}.{key}", f"must be a whole number >= {low}, got {n}")
@@ -307,7 +332,7 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
             v = spec[key]
             if not isinstance(v, str) or v.lower() not in accepted:
                 raise SheetgenError(
-                    f"{where}.{key}", f"got {short(v)}; accepted: {', '.join(accepted)}"
+                    f"{where}.{key}", f"got {short(v)}; {did_you_mean(v, accepted)}"
                 )
             values[key] = v.lower()
     for key in ("n_layers", "hidden_size", "n_heads", "ffn_size", "vocab_size"):
@@ -366,7 +391,8 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
     for key in spec:
         if key not in known:
             raise SheetgenError(
-                f"{where}.{key}", f"unknown hardware field; accepted: {', '.join(HARDWARE_FIELDS)}"
+                f"{where}.{key_name(key)}",
+                f"unknown hardware field; {did_you_mean(key, HARDWARE_FIELDS)}",
             )
     values: dict[str, Any] = {}
     for key in HARDWARE_FIELDS:
@@ -380,6 +406,7 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
             rule = ">= 0" if key in HARDWARE_ZERO_OK else "> 0"
             raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {short(spec[key])}")
         check_range(f"{where}.{key}", v, 0, *HARDWARE_LIMITS[key], spec[key])
+        check_zero_or_at_least(f"{where}.{key}", v, *HARDWARE_LOWEST[key], spec[key])
         values[key] = v
     values.update(_texts(spec, where))
     sources = spec.get("sources") or {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError, quote_path, short
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .xls
 REQUIRED_SHEETS = ("Inputs", "Presets")
@@ -21,18 +21,24 @@ REQUIRED_SHEETS = ("Inputs", "Presets")
 
 def check_xlsx(path: str | Path) -> Path:
     """``path`` if it is a readable .xlsx zip, else a one-line SheetgenError saying why
-    (missing, a directory, empty, encrypted or legacy .xls, not a zip, corrupt)."""
+    (missing, a directory, a device, too large on disk or uncompressed, empty,
+    encrypted or legacy .xls, not a zip, corrupt)."""
+    from sheetgen.errors import quote_path
+    from sheetgen.input_files import (
+        MAX_UNCOMPRESSED_BYTES,
+        MAX_WORKBOOK_BYTES,
+        check_regular,
+        path_error,
+    )
+
     path = Path(path)
-    where = str(path)
-    if not path.exists():
-        raise SheetgenError(where, "file not found")
-    if path.is_dir():
-        raise SheetgenError(where, "is a directory, not an .xlsx workbook")
+    where = quote_path(path)
+    check_regular(path, "workbook (.xlsx)", MAX_WORKBOOK_BYTES)
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
     except OSError as e:
-        raise SheetgenError(where, f"cannot be read: {e.strerror}") from None
+        raise path_error(path, e, "workbook (.xlsx)") from None
     if not head:
         raise SheetgenError(where, "is empty, not an .xlsx workbook")
     if head == OLE_MAGIC:
@@ -45,6 +51,14 @@ def check_xlsx(path: str | Path) -> Path:
         raise SheetgenError(where, "is not an .xlsx workbook (not a zip archive, or truncated)")
     try:
         with zipfile.ZipFile(path) as z:
+            declared = sum(info.file_size for info in z.infolist())
+            if declared > MAX_UNCOMPRESSED_BYTES:
+                raise SheetgenError(
+                    where,
+                    f"unpacks to {declared / 2**20:,.0f} MiB; a workbook may unpack to at most "
+                    f"{MAX_UNCOMPRESSED_BYTES // 2**20} MiB (a zip bomb, or not a sheetgen "
+                    "workbook)",
+                )
             bad = z.testzip()
             if bad is not None:
                 raise SheetgenError(where, f"is corrupt (damaged member {short(bad)})")
@@ -92,26 +106,48 @@ class SheetLayout:
     rows: dict[str, int] = field(default_factory=dict)  # key -> row
 
 
-def sheet_layout(ws: Any) -> SheetLayout | None:
-    header = None
-    for r in range(1, min(ws.max_row, 10) + 1):
-        if ws.cell(row=r, column=1).value == "key":
-            header = r
-            break
+def used_cells(ws: Any) -> dict[tuple[int, int], Any]:
+    """{(row, column): value} of the cells the sheet holds, read once.
+
+    Only the cells stored in the file are visited: a note typed at A100000 adds one
+    entry, not 100,000 rows (``ws.cell`` creates every cell it is asked for, and
+    ``ws.max_row`` scans all cells on each call, so a loop over rows is quadratic).
+    """
+    cells = getattr(ws, "_cells", None)
+    if cells is None:
+        cells = {(c.row, c.column): c for row in ws.iter_rows() for c in row if hasattr(c, "row")}
+    return {rc: c.value for rc, c in cells.items() if c.value is not None}
+
+
+def formula_cells(ws: Any) -> set[tuple[int, int]]:
+    """(row, column) of the sheet's formula cells (their values come from the cached copy)."""
+    cells = getattr(ws, "_cells", {})
+    return {rc for rc, c in cells.items() if c.data_type == "f"}
+
+
+def used_rows(cells: dict[tuple[int, int], Any], column: int = 1) -> list[int]:
+    """Rows, in order, whose cell in ``column`` is not empty."""
+    return sorted(r for (r, c), v in cells.items() if c == column and v != "")
+
+
+def sheet_layout(ws: Any, cells: dict[tuple[int, int], Any] | None = None) -> SheetLayout | None:
+    cells = used_cells(ws) if cells is None else cells
+    header = next((r for r in range(1, 11) if cells.get((r, 1)) == "key"), None)
     if header is None:
         return None
+    # Scenario columns run up to the "formula in words" header; a blank header among
+    # them (a deleted heading) is still a column, never the end of the scenarios.
+    ends = [c for (r, c), v in cells.items() if r == header and v == "formula in words"]
     names = []
     c = 4
-    while True:
-        v = ws.cell(row=header, column=c).value
-        if v is None or v == "formula in words":
-            break
-        names.append(str(v))
+    while (c < min(ends)) if ends else cells.get((header, c)) is not None:
+        v = cells.get((header, c))
+        names.append("" if v is None else str(v))
         c += 1
     layout = SheetLayout(header_row=header, scenarios=names, first_col=4)
-    for r in range(header + 1, ws.max_row + 1):
-        key = ws.cell(row=r, column=1).value
-        if isinstance(key, str) and key.strip():
+    for r in used_rows(cells):
+        key = cells[(r, 1)]
+        if r > header and isinstance(key, str) and key.strip():
             layout.rows.setdefault(key.strip(), r)
     return layout
 
@@ -151,38 +187,39 @@ def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, 
 
     by_first_cols = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
     tables: dict[str, list[dict[str, Any]]] = {}
-    r = 1
-    while r <= ws.max_row:
-        if ws.cell(row=r, column=1).value == "id":
-            headers = []
-            c = 1
-            while ws.cell(row=r, column=c).value not in (None, "source"):
-                headers.append(str(ws.cell(row=r, column=c).value))
-                c += 1
-            name = next(
-                (n for cols, n in by_first_cols.items() if tuple(headers[: len(cols)]) == cols),
-                None,
-            )
-            rows = []
+    cells = used_cells(ws)
+    formulas = formula_cells(ws)
+    stored = used_cells(cached) if cached is not None else {}
+    for start in [r for r in used_rows(cells) if cells[(r, 1)] == "id"]:
+        headers = []
+        c = 1
+        while cells.get((start, c)) not in (None, "source"):
+            headers.append(str(cells[(start, c)]))
+            c += 1
+        name = next(
+            (n for cols, n in by_first_cols.items() if tuple(headers[: len(cols)]) == cols),
+            None,
+        )
+        rows = []
+        r = start + 1
+        # Data rows (unused custom rows included) run until the blank separator row.
+        while any(cells.get((r, c)) not in (None, "") for c in range(1, len(headers) + 2)):
+            values = {}
+            for c, h in enumerate(headers, start=1):
+                v = cells.get((r, c))
+                if (r, c) in formulas and cached is not None:
+                    v = stored.get((r, c))
+                values[h] = v
+            values["_row"] = r
+            if values.get("id") not in (None, ""):
+                rows.append(values)
             r += 1
-            # Data rows (unused custom rows included) run until the blank separator row.
-            while r <= ws.max_row and any(
-                ws.cell(row=r, column=c).value not in (None, "") for c in range(1, len(headers) + 2)
-            ):
-                values = {}
-                for c, h in enumerate(headers, start=1):
-                    cell = ws.cell(row=r, column=c)
-                    v = cell.value
-                    if cell.data_type == "f" and cached is not None:
-                        v = cached.cell(row=r, column=c).value
-                    values[h] = v
-                if values.get("id") not in (None, ""):
-                    rows.append(values)
-                r += 1
-            if name is not None:
-                tables[name] = rows
-            continue
-        r += 1
+        if name is not None:
+            if name in tables:
+                raise SheetgenError(
+                    f"{ws.title}!A{start}", f"a second {name} table; keep one header row"
+                )
+            tables[name] = rows
     return tables
 
 
@@ -295,11 +332,14 @@ def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[st
     return out
 
 
-def _table_preset(row: dict[str, Any], make: Any, shipped: dict[str, Any], where: str) -> Any:
+def _table_preset(
+    row: dict[str, Any], make: Any, shipped: dict[str, Any], table: str, where: str
+) -> Any:
     """A Model or Hardware from a Presets row; the shipped preset itself when the row
     still holds its values (so sources and published counts carry over)."""
-    spec = {k: _clean(v) for k, v in row.items() if v is not None}
-    item = make(spec, where)
+    from sheetgen import workbook_tables
+
+    item = workbook_tables.preset(row, make, table, where)
     preset = shipped.get(item.id)
     return preset if preset is not None and _same_fields(preset, item) else item
 
@@ -326,28 +366,36 @@ def scenarios_from_workbook(path: str | Path) -> list:
 def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> list:
     """Per scenario column: the Scenario, or the SheetgenError its inputs raise
     (``books`` as for ``read_inputs``)."""
-    from sheetgen import presets
-    from sheetgen.scenario import Recipe, Tables
+    from openpyxl.utils import get_column_letter
+
+    from sheetgen import presets, workbook_tables
+    from sheetgen.scenario import Tables
 
     data = read_inputs(path, books)
-    where = str(path)
-    models = {str(r["id"]): r for r in data.tables.get("models", [])}
-    hardware = {str(r["id"]): r for r in data.tables.get("hardware", [])}
+    where = quote_path(path)
+    models = workbook_tables.by_id(data.tables.get("models", []), "models", where)
+    hardware = workbook_tables.by_id(data.tables.get("hardware", []), "hardware", where)
     tables = presets.tables()
     if data.tables.get("recipes"):
-        try:
-            recipes = tuple(
-                Recipe(**{k: _clean(v) for k, v in r.items()}) for r in data.tables["recipes"]
-            )
-            dtypes = tuple((str(r["id"]), float(r["bytes"])) for r in data.tables.get("dtypes", []))
-            tables = Tables(recipes=recipes, dtype_bytes=dtypes or tables.dtype_bytes)
-        except (TypeError, ValueError) as e:
-            raise SheetgenError(
-                f"{where}: Presets", f"recipe or dtype table unreadable: {e}"
-            ) from None
+        recipes = workbook_tables.recipes(data.tables["recipes"], where)
+        dtypes = workbook_tables.dtypes(data.tables.get("dtypes", []), where)
+        tables = Tables(recipes=recipes, dtype_bytes=dtypes or tables.dtype_bytes)
     scenarios: list = []
+    first_col: dict[str, str] = {}
     for i, (name, item) in enumerate(zip(data.names, data.values, strict=True)):
-        at = f"{where}: Inputs column {short(name)}"
+        col = get_column_letter(4 + i)
+        at = f"{where}: Inputs column {col} {short(name)}"
+        if name and name in first_col:
+            # compute refuses a scenario file with two scenarios of one name: so do these.
+            scenarios.append(
+                SheetgenError(
+                    f"{at}: scenario_name",
+                    f"{short(name)} is also the name in column {first_col[name]}; "
+                    "give each scenario its own name",
+                )
+            )
+            continue
+        first_col.setdefault(name, col)
         if data.problems[i] is not None:
             e = data.problems[i]
             scenarios.append(SheetgenError(f"{where}: {e.field}", e.message))
@@ -368,8 +416,11 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
     from sheetgen.scenario_parse import make_run
 
     check_text(name, f"{at}: scenario name")
+    # The workbook's MATCH ignores case: so does finding the row here.
     model_id = str(item.pop("model", ""))
     hw_id = str(item.pop("hardware", ""))
+    model_id = next((k for k in models if k.casefold() == model_id.casefold()), model_id)
+    hw_id = next((k for k in hardware if k.casefold() == hw_id.casefold()), hw_id)
     if model_id not in models:
         raise SheetgenError(
             f"{at}: model", f"{short(model_id)} is not an id in the Presets models table"
@@ -382,15 +433,8 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
     from sheetgen import presets
     from sheetgen.scenario_parse import make_hardware, make_model
 
-    model = _table_preset(
-        models[model_id], make_model, presets.models(), f"{where}: Presets model {short(model_id)}"
-    )
-    hw = _table_preset(
-        hardware[hw_id],
-        make_hardware,
-        presets.hardware(),
-        f"{where}: Presets hardware {short(hw_id)}",
-    )
+    model = _table_preset(models[model_id], make_model, presets.models(), "models", where)
+    hw = _table_preset(hardware[hw_id], make_hardware, presets.hardware(), "hardware", where)
     try:
         run = make_run(item)
     except SheetgenError as e:
@@ -398,6 +442,38 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
     s = Scenario(name=name, model=model, hardware=hw, run=run, tables=tables)
     validate(s, at)
     return s
+
+
+def _tables_expressible(s: Any, shipped: Any) -> None:
+    """A scenario file names a recipe and dtypes by id, and ids mean the shipped rows:
+    a scenario whose workbook rows differ (an edited or added recipe or dtype) cannot
+    be exported without changing what it computes, so it is refused (``generate
+    --from`` carries the workbook's tables)."""
+    run = s.run
+    used = {"recipe": run.recipe}
+    mine = s.tables.recipe(run.recipe)
+    try:
+        theirs = shipped.recipe(run.recipe)
+    except SheetgenError:
+        theirs = None
+    if mine != theirs:
+        raise SheetgenError(
+            f"scenario {short(s.name)}: recipe",
+            f"the workbook's Presets row for {short(used['recipe'])} differs from the shipped "
+            "recipe, which a scenario file cannot carry; use generate --from on the workbook",
+        )
+    for key in ("weight_dtype", "kv_dtype"):
+        dtype = getattr(run, key)
+        try:
+            same = s.tables.dtype(dtype) == shipped.dtype(dtype)
+        except SheetgenError:
+            same = False
+        if not same:
+            raise SheetgenError(
+                f"scenario {short(s.name)}: {key}",
+                f"the workbook's Presets row for {short(dtype)} differs from the shipped "
+                "dtype, which a scenario file cannot carry; use generate --from on the workbook",
+            )
 
 
 def scenarios_to_yaml(scenarios: list) -> str:
@@ -411,7 +487,9 @@ def scenarios_to_yaml(scenarios: list) -> str:
     from sheetgen.scenario import HARDWARE_FIELDS, MODEL_INT_FIELDS, Run
 
     items = []
+    shipped_tables = presets.tables()
     for s in scenarios:
+        _tables_expressible(s, shipped_tables)
         item: dict[str, Any] = {"name": s.name}
         shipped_m = presets.models().get(s.model.id)
         if shipped_m is not None and _same_fields(shipped_m, s.model):

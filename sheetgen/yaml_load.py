@@ -105,20 +105,11 @@ def load_yaml(text: str, source: str, dates: bool = False) -> Any:
 
 
 def read_text(path: Any, what: str = "YAML file") -> str:
-    """A UTF-8 text file's contents; a missing or unreadable file is one line naming ``what``."""
-    from pathlib import Path
+    """A UTF-8 text file's contents; a missing, unreadable, non-regular or oversized
+    file is one line naming it and ``what`` (``sheetgen.input_files``)."""
+    from sheetgen import input_files
 
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SheetgenError(str(path), f"{what} not found") from None
-    except IsADirectoryError:
-        raise SheetgenError(str(path), f"is a directory, not a {what}") from None
-    except UnicodeDecodeError:
-        raise SheetgenError(str(path), f"cannot read {what}: not UTF-8 text") from None
-    except OSError as e:
-        raise SheetgenError(str(path), f"cannot read {what}: {e.strerror}") from None
+    return input_files.read_text(path, what)
 
 
 def load_yaml_file(path: Any, dates: bool = False) -> Any:

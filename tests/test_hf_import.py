@@ -130,7 +130,7 @@ def test_mamba_is_refused_in_one_line() -> None:
         ({"model_type": "qwen3"}, "q_norm"),
         (
             {**VARIANTS["qwen2-untied"], "num_hidden_layers": "2"},
-            "num_hidden_layers: expected a whole number, got '2'",
+            "num_hidden_layers: expected a whole number from 1 to 10^12, got '2'",
         ),
         ({**VARIANTS["qwen2-untied"], "tie_word_embeddings": "no"}, "expected true or false"),
     ],

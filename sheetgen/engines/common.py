@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,30 @@ def _is_blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and value.strip() == "")
 
 
+def stored_cells(ws: object) -> list:
+    """The cells an openpyxl sheet holds, without visiting (and creating) the empty
+    ones ``iter_rows`` walks: a note at A100000 is one cell, not 100,000 rows."""
+    cells = getattr(ws, "_cells", None)
+    if cells is None:
+        return [c for row in ws.iter_rows() for c in row if hasattr(c, "row")]  # type: ignore[attr-defined]
+    return list(cells.values())
+
+
+def grid_rows(ws: object, value: Callable[[Any], object] = lambda c: c.value) -> list[list]:
+    """The sheet as ragged rows of ``value(cell)`` (None where no cell is stored), built
+    from ``stored_cells``: what ``layout_values`` takes."""
+    by_row: dict[int, dict[int, Any]] = {}
+    for cell in stored_cells(ws):
+        by_row.setdefault(cell.row, {})[cell.column] = cell
+    rows: list[list] = []
+    for r in range(1, max(by_row, default=0) + 1):
+        row = by_row.get(r, {})
+        rows.append(
+            [value(row[c]) if c in row else None for c in range(1, max(row, default=0) + 1)]
+        )
+    return rows
+
+
 def layout_values(title: str, rows: Sequence[Sequence[object]]) -> Values:
     """Apply the sheetgen layout rules to one sheet given as a 2-D list of values.
 
@@ -84,11 +108,15 @@ def layout_values(title: str, rows: Sequence[Sequence[object]]) -> Values:
 
     scenarios: list[tuple[int, str]] = []
     c = FIRST_SCENARIO_COL - 1
-    while True:
+    # Scenario columns run up to HEADER_END: a blank header among them is a column
+    # (named ""), never the end of the scenarios (as in workbook_io.sheet_layout).
+    width = len(rows[header])
+    has_end = HEADER_END in rows[header]
+    while c < width:
         name = cell(header, c)
-        if _is_blank(name) or name == HEADER_END:
+        if name == HEADER_END or (_is_blank(name) and not has_end):
             break
-        scenarios.append((c, name if isinstance(name, str) else str(name)))
+        scenarios.append((c, "" if _is_blank(name) else str(name)))
         c += 1
 
     out: Values = {}
@@ -142,6 +170,6 @@ def read_values(path: Path) -> Values:
     out: Values = {}
     with open_workbook(path, data_only=True) as wb:
         for ws in wb.worksheets:
-            rows = [list(r) for r in ws.iter_rows(values_only=True)]
+            rows = grid_rows(ws)
             out.update(layout_values(ws.title, rows))
     return out

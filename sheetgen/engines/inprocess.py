@@ -40,8 +40,17 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from sheetgen.engines.common import RecalcError, Values, layout_values, open_workbook, require_file
+from sheetgen.engines.common import (
+    RecalcError,
+    Values,
+    grid_rows,
+    layout_values,
+    open_workbook,
+    require_file,
+    stored_cells,
+)
 
 # formulas keys look like "'[book.xlsx]SHEET NAME'!D12" (sheet upper-cased, a quote
 # inside the sheet name is not escaped).
@@ -131,8 +140,7 @@ def recalc_pycel(src: Path) -> Values:
         addresses = [
             f"{_sheet_ref(ws.title)}!{c.coordinate}"
             for ws in wb.worksheets
-            for row in ws.iter_rows()
-            for c in row
+            for c in sorted(stored_cells(ws), key=lambda c: (c.row, c.column))
             if c.data_type == "f"
         ]
         try:
@@ -156,14 +164,11 @@ def recalc_pycel(src: Path) -> Values:
     out: Values = {}
     for ws in wb.worksheets:
         prefix = _sheet_ref(ws.title) + "!"
-        rows = [
-            [
-                _pycel_plain(found[prefix + c.coordinate]) if c.data_type == "f" else c.value
-                for c in row
-            ]
-            for row in ws.iter_rows()
-        ]
-        out.update(layout_values(ws.title, rows))
+
+        def value(c: Any, prefix: str = prefix) -> Any:
+            return _pycel_plain(found[prefix + c.coordinate]) if c.data_type == "f" else c.value
+
+        out.update(layout_values(ws.title, grid_rows(ws, value)))
     return out
 
 

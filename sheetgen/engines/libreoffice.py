@@ -141,8 +141,13 @@ def converted(
             str(outdir),
             str(inp),
         ]
+        # LibreOffice's own temporary files (lu*.tmp) go into TMPDIR: a private one
+        # inside the work folder, so that they go with it even after a SIGKILL.
+        tmp = work / "tmp"
+        tmp.mkdir()
+        env = {**os.environ, "TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp)}
         returncode = run_isolated(
-            cmd, program="LibreOffice", what=src.name, work=work, timeout=timeout
+            cmd, program="LibreOffice", what=src.name, work=work, timeout=timeout, env=env
         )
         logs = (work / "stderr.log", work / "stdout.log")
         if returncode != 0:

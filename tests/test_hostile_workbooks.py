@@ -1,0 +1,183 @@
+"""Issue 26.6: the Presets and Inputs sheets are user-editable, so every cell read
+from them is checked (sheet, cell and column named in one line), duplicates are
+refused, a blank header keeps the scenarios to its right, `inputs` exports exactly
+what the workbook computes, and a note at Presets!A100000 stays fast."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import openpyxl
+import pytest
+from hostile_helpers import one_line
+
+from sheetgen.errors import SheetgenError
+from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.workbook import write_workbook
+from sheetgen.workbook_io import read_tables, scenario_results, scenarios_from_workbook
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("wb")
+    scenarios = load_scenarios(default_scenario_path())[:2]
+    return write_workbook(scenarios, folder / "two.xlsx")
+
+
+def _table_rows(path: Path) -> dict:
+    wb = openpyxl.load_workbook(path)
+    cached = openpyxl.load_workbook(path, data_only=True)
+    return read_tables(wb["Presets"], cached["Presets"])
+
+
+def _cell(path: Path, table: str, row_id: str, column: str) -> str:
+    """The A1 address of one column of one row of a Presets table."""
+    from openpyxl.utils import get_column_letter
+
+    row = next(r for r in _table_rows(path)[table] if str(r["id"]) == row_id)
+    keys = [k for k in row if k != "_row"]
+    return f"{get_column_letter(keys.index(column) + 1)}{row['_row']}"
+
+
+def _edit(src: Path, dst: Path, sheet: str, address: str, value) -> Path:
+    wb = openpyxl.load_workbook(src)
+    wb[sheet][address] = value
+    wb.save(dst)
+    return dst
+
+
+def _first_error(path: Path) -> str:
+    try:
+        results = scenario_results(path)
+    except SheetgenError as e:
+        return f"error: {e}"
+    errors = [r for r in results if isinstance(r, SheetgenError)]
+    assert errors, "the bad cell was used silently"
+    return f"error: {errors[0]}"
+
+
+KINDS = {"empty": None, "text": "abc", "negative": -2, "1e308": 1e308, "true": True}
+
+
+@pytest.fixture(scope="module")
+def used(book: Path) -> dict:
+    s = load_scenarios(default_scenario_path())[0]
+    return {"recipe": s.run.recipe, "model": s.model.id, "hardware": s.hardware.id}
+
+
+# (table, row id (from the scenario), column, kinds that must be refused)
+CELLS = {
+    "recipe weight_bytes": ("recipes", "recipe", "weight_bytes", [*KINDS]),
+    "recipe optimizer_bytes": ("recipes", "recipe", "optimizer_bytes", [*KINDS]),
+    "dtype bytes": ("dtypes", "bf16", "bytes", [*KINDS, "zero"]),
+    "model n_layers": ("models", "model", "n_layers", [*KINDS, "zero"]),
+    "model hidden_size": ("models", "model", "hidden_size", [*KINDS, "zero"]),
+    "hardware mem_gb": ("hardware", "hardware", "mem_gb", [*KINDS, "zero"]),
+    "hardware peak_bf16_tflops": ("hardware", "hardware", "peak_bf16_tflops", [*KINDS, "zero"]),
+}
+CASES = [(c, k) for c, (_, _, _, kinds) in CELLS.items() for k in kinds]
+
+
+@pytest.mark.parametrize(("case", "kind"), CASES, ids=[f"{c}-{k}" for c, k in CASES])
+def test_bad_presets_cells_name_the_cell(
+    case: str, kind: str, book: Path, used: dict, tmp_path: Path
+) -> None:
+    table, rid, column, _ = CELLS[case]
+    row_id = used.get(rid, rid)
+    address = _cell(book, table, row_id, column)
+    value = 0 if kind == "zero" else KINDS[kind]
+    bad = _edit(book, tmp_path / "bad.xlsx", "Presets", address, value)
+    line = _first_error(bad)
+    assert f"Presets!{address}" in line and column in line, line
+    assert "\n" not in line and len(line) <= 300, line
+
+
+def test_zero_recipe_bytes_are_a_correct_result(book: Path, used: dict, tmp_path: Path) -> None:
+    """0 bytes is a valid recipe entry (no gradients kept): used, not refused."""
+    address = _cell(book, "recipes", used["recipe"], "grad_accum_bytes")
+    edited = _edit(book, tmp_path / "zero.xlsx", "Presets", address, 0)
+    s = scenarios_from_workbook(edited)[0]
+    assert s.tables.recipe(used["recipe"]).grad_accum_bytes == 0
+
+
+def test_duplicated_model_id_row_is_refused(book: Path, used: dict, tmp_path: Path) -> None:
+    rows = _table_rows(book)["models"]
+    last = max(r["_row"] for r in rows)
+    wb = openpyxl.load_workbook(book)
+    ws = wb["Presets"]
+    src = next(r["_row"] for r in rows if r["id"] == used["model"])
+    for c in range(1, len(rows[0])):
+        ws.cell(row=last + 1, column=c, value=ws.cell(row=src, column=c).value)
+    ws.cell(row=last + 1, column=1, value=used["model"].upper())
+    wb.save(tmp_path / "dup.xlsx")
+    one_line(["inputs", str(tmp_path / "dup.xlsx")], expect="is also on row")
+    one_line(["generate", "--from", str(tmp_path / "dup.xlsx"), "-o", str(tmp_path / "o.xlsx")],
+             expect="is also on row")  # fmt: skip
+
+
+def _inputs_row(path: Path, key: str) -> int:
+    ws = openpyxl.load_workbook(path)["Inputs"]
+    return next(r for r in range(1, 400) if ws.cell(row=r, column=1).value == key)
+
+
+def test_two_scenarios_with_one_name_are_refused(book: Path, tmp_path: Path) -> None:
+    row = _inputs_row(book, "scenario_name")
+    name = openpyxl.load_workbook(book, data_only=True)["Inputs"].cell(row=row, column=4).value
+    bad = _edit(book, tmp_path / "same.xlsx", "Inputs", f"E{row}", name)
+    one_line(["inputs", str(bad)], expect="also the name in column D")
+
+
+def test_blank_scenario_header_keeps_the_columns_to_its_right(book: Path, tmp_path: Path) -> None:
+    ws_rows = openpyxl.load_workbook(book)["Inputs"]
+    header = next(r for r in range(1, 11) if ws_rows.cell(row=r, column=1).value == "key")
+    blank = _edit(book, tmp_path / "blank.xlsx", "Inputs", f"D{header}", None)
+    assert len(scenarios_from_workbook(blank)) == 2
+    from sheetgen.engines.common import layout_values
+
+    rows = [["key", "q", "u", None, "b", "formula in words"], ["k_x", "", "", 1, 2, ""]]
+    assert {s for (_, _, s) in layout_values("S", rows)} == {"", "b"}
+
+
+def test_inputs_refuses_an_edited_recipe_it_cannot_export(
+    book: Path, used: dict, tmp_path: Path
+) -> None:
+    address = _cell(book, "recipes", used["recipe"], "weight_bytes")
+    edited = _edit(book, tmp_path / "edited.xlsx", "Presets", address, 3)
+    one_line(["inputs", str(edited)], expect="recipe")
+    s = scenarios_from_workbook(edited)[0]
+    assert s.tables.recipe(used["recipe"]).weight_bytes == 3  # what generate --from uses
+
+
+INPUT_KINDS = {"negative": -5, "1e308": 1e308, "text": "many", "empty": None}
+
+
+@pytest.mark.parametrize("kind", INPUT_KINDS)
+@pytest.mark.parametrize("key", ["n_gpus", "mfu", "price_per_gpu_hour", "pp_microbatches"])
+def test_bad_inputs_cells_are_one_line(book: Path, key: str, kind: str, tmp_path: Path) -> None:
+    row = _inputs_row(book, key)
+    bad = _edit(book, tmp_path / "bad.xlsx", "Inputs", f"D{row}", INPUT_KINDS[kind])
+    line = one_line(["inputs", str(bad)])
+    assert key in line
+
+
+@pytest.mark.parametrize("command", ["inputs", "generate --from"])
+def test_note_at_row_100000_stays_fast(book: Path, command: str, tmp_path: Path) -> None:
+    sparse = _edit(book, tmp_path / "sparse.xlsx", "Presets", "A100000", "a note")
+    args = ["inputs", str(sparse)]
+    if command != "inputs":
+        args = ["generate", "--from", str(sparse), "-o", str(tmp_path / "o.xlsx")]
+    started = time.perf_counter()
+    one_line(args, code=0)
+    assert time.perf_counter() - started < 5
+
+
+def test_note_at_row_100000_checks_fast(book: Path, tmp_path: Path) -> None:
+    """check (pycel) on the sparse file costs about what it costs on the plain one."""
+    sparse = _edit(book, tmp_path / "sparse.xlsx", "Presets", "A100000", "a note")
+    times = []
+    for path in (book, sparse):
+        started = time.perf_counter()
+        one_line(["check", str(path), "--engine", "pycel"], code=0)
+        times.append(time.perf_counter() - started)
+    assert times[1] < times[0] + 5, times
