@@ -453,7 +453,8 @@ def layout_items() -> list[dict]:
             "cp": 3,
             "pp_microbatches": 7,
             "mem_headroom": 0,
-            "compute_efficiency": 1,
+            "elementwise_passes": 0,
+            "tp_comm_overlap": 0.9,
             "recipe": "bf16-adam-fp32-grads",
         },
         {
