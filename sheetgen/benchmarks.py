@@ -176,3 +176,30 @@ def summarize(results: list[Result]) -> Summary:
         p90_abs=p90,
         fits=sum(r.fits for r in results),
     )
+
+
+def markdown(results: list[Result]) -> str:
+    """The predicted-vs-published table and its summary as Markdown (docs/DESIGN.md
+    holds this block; ``sheetgen benchmark-check --format markdown`` prints it)."""
+    lines = [
+        "| run | role | published tok/s/GPU | predicted | error | fits |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for r in results:
+        fits = "yes" if r.fits else "no"
+        rc = f", {r.recompute} recomputation chosen" if r.recompute_chosen else ""
+        lines.append(
+            f"| {r.bench.id} | {r.bench.role} | {r.published_tps:,.1f} | "
+            f"{r.predicted_tps:,.1f} | {r.error:+.1%} | {fits}{rc} |"
+        )
+    lines.append("")
+    for label, role in (("fit rows", "fit"), ("check rows", "check"), ("all rows", None)):
+        subset = [r for r in results if role in (None, r.bench.role)]
+        if subset:
+            s = summarize(subset)
+            lines.append(
+                f"- {label}: {s.n} runs; median |error| {s.median_abs:.1%}, worst "
+                f"{s.worst:+.1%}, 90th percentile |error| {s.p90_abs:.1%}; {s.fits} of "
+                f"{s.n} published layouts fit in memory"
+            )
+    return "\n".join(lines) + "\n"

@@ -321,7 +321,13 @@ ADVISE_CHOOSES = (
     show_default=True,
     help="the rows the model was fitted on, those only checked, or both",
 )
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "markdown"]),
+    default="table",
+    help="markdown: the block docs/DESIGN.md holds",
+)
 @handle_errors
 def benchmark_check_cmd(role: str, fmt: str) -> None:
     """Predicted vs published throughput of the published training runs in
@@ -332,6 +338,9 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
 
     rows = [b for b in benchmarks.load() if role in ("all", b.role)]
     results = [benchmarks.evaluate(b) for b in rows]
+    if fmt == "markdown":
+        click.echo(benchmarks.markdown(results), nl=False)
+        return
     click.echo(render(benchmark_frame(results), fmt))
     for label, subset in (
         ("fit rows", [r for r in results if r.bench.role == "fit"]),

@@ -115,7 +115,8 @@ def validate(scenario: Scenario, where: str = "") -> None:
     if run.pp > model.n_layers:
         raise SheetgenError(
             f"{prefix}pp",
-            f"{run.pp} pipeline stages for {model.n_layers} layers; accepted: 1 to {model.n_layers}",
+            f"{run.pp} pipeline stages for {model.n_layers} layers; "
+            f"accepted: 1 to {model.n_layers}",
         )
     if run.micro_batch * run.seq_len > run.global_batch_tokens:
         raise SheetgenError(

@@ -89,7 +89,13 @@ def test_range_holds_the_plan_days_after_an_mfu_edit(mfu: float, source: str) ->
 
 
 def test_sensitivity_moves_one_driver() -> None:
-    base = {"model": "llama3-8b", "n_gpus": 8, "train_tokens": "100B", "sensitivity_step": 0.1}
+    base = {
+        "model": "llama3-8b",
+        "n_gpus": 8,
+        "train_tokens": "100B",
+        "sensitivity_step": 0.1,
+        "mfu": 0.4,
+    }
     r = calc("sens", **base)
     more_tokens = calc("tokens", **{**base, "train_tokens": "110B"})
     assert r["sens_tokens_up_usd"] == pytest.approx(
@@ -99,7 +105,7 @@ def test_sensitivity_moves_one_driver() -> None:
     assert r["sens_price_up_usd"] == pytest.approx(
         higher_price["cost_total_usd"] - r["cost_total_usd"], rel=1e-9
     )
-    lower_mfu = calc("mfu", **base, mfu=0.36)
+    lower_mfu = calc("mfu", **{**base, "mfu": 0.36})
     assert r["sens_mfu_down_usd"] == pytest.approx(
         lower_mfu["cost_total_usd"] - r["cost_total_usd"], rel=1e-9
     )

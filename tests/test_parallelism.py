@@ -446,8 +446,8 @@ def layout_items() -> list[dict]:
             "name": "odd layout",
             "model": "llama2-7b",
             "hardware": "rtx-4090",
-            "n_gpus": 360,  # dp 8 x tp 3 x pp 5 x cp 3: nothing divides evenly
-            "tp": 3,
+            "n_gpus": 360,  # dp 6 x tp 4 x pp 5 x cp 3: layers, sequence, batch uneven
+            "tp": 4,
             "pp": 5,
             "ep": 2,
             "cp": 3,

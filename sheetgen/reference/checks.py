@@ -8,7 +8,6 @@ that does not fit its GPUs) are shown beside it.
 from __future__ import annotations
 
 from sheetgen.reference.clock import clock
-from sheetgen.reference.flops import flops
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
@@ -62,7 +61,6 @@ def checks(s: Scenario) -> dict[str, float]:
     par = parallelism(s)
     p = params(m)
     tp, pp, cp, ep = run.tp, run.pp, run.cp, run.ep
-    f = flops(s)
     ph = phases(s)
     sch = schedule(s)
     clk = clock(s)
