@@ -4,8 +4,8 @@ writes plans that fit, and beats hand-written layouts for the same inputs."""
 from __future__ import annotations
 
 import json
-import re
 import random
+import re
 import time
 from collections import Counter
 from dataclasses import fields, replace
