@@ -7,17 +7,19 @@ the GPUs left, ZeRO 0-3, recomputation none / selective / full and the
 micro-batch — and rejects, with a reason, those whose numbers do not divide,
 whose global batch does not split into whole accumulation steps, or that do not
 fit in memory.  Every number comes from the reference engine
-(``sheetgen.reference``): the Parallelism sheet's memory per GPU and estimated
-step time (bubble and communication), and its days and cost at that step
-(``train_days_wall_layout``, ``cost_usd_layout``).  The keys that do not depend
-on the layout (Params, Memory, FLOPs, Schedule) are computed once per
-recomputation mode, micro-batch and GPU count; the plans shown are recomputed
-whole with ``compute`` and must pass ``usable_plan``.
+(``sheetgen.reference``) on the workbook's own clock (``mfu_source: layout``):
+the Parallelism sheet's memory per GPU and predicted step time.  During the
+search a layout's days and total cost are the predicted-step days
+(``train_days_wall_layout``) scaled to the plan's tokens and the plan's total
+cost per GPU-hour (price, billed energy, contingency: the same for every layout),
+i.e. the Summary's ``plan_days_wall`` and ``cost_total_usd``; the plans shown are
+recomputed whole with ``compute`` and report exactly those keys.  The keys that do
+not depend on the layout (Params, Memory, FLOPs, Schedule) are computed once per
+recomputation mode, micro-batch and GPU count.
 
-Ranking: with a GPU count or a budget, fewest wall-clock days, then cost, then
-fewer GPUs; with a deadline, lowest cost among the plans that meet it, then days,
-then GPUs.  Ties (common: with perfect overlap a compute-bound step does not see
-the layout) go to the shorter step without overlap, then to less memory per GPU.
+Ranking: without a deadline, fewest wall-clock days, then cost, then fewer GPUs;
+with a deadline, the cheapest plan that meets it, then fewer GPUs, then days.
+Remaining ties go to less memory per GPU.
 """
 
 from __future__ import annotations
@@ -72,9 +74,9 @@ class Goal:
             return False
         return self.budget_usd is None or cost <= self.budget_usd
 
-    def rank_key(self, days: float, cost: float, gpus: int) -> tuple[float, float, int]:
+    def rank_key(self, days: float, cost: float, gpus: int) -> tuple[float, ...]:
         if self.deadline_days is not None:
-            return (cost, days, gpus)
+            return (cost, gpus, days)
         return (days, cost, gpus)
 
 
@@ -85,11 +87,11 @@ class Plan:
 
     @property
     def days(self) -> float:
-        return float(self.values["train_days_wall_layout"])
+        return float(self.values["plan_days_wall"])
 
     @property
     def cost(self) -> float:
-        return float(self.values["cost_usd_layout"])
+        return float(self.values["cost_total_usd"])
 
     def layout(self) -> dict[str, Any]:
         return {k: getattr(self.scenario.run, k) for k in LAYOUT_FIELDS}
@@ -202,6 +204,7 @@ def search(
     from sheetgen.reference.params import params
 
     start = time.perf_counter()
+    base = _on_layout_clock(base)
     result = Search(goal=goal)
     shared: dict[tuple, tuple] = {}
     p = params(base.model)
@@ -213,6 +216,11 @@ def search(
     result.candidates = total
     done = sum(result.rejected.values())
     run_kwargs = {f.name: getattr(base.run, f.name) for f in fields(Run) if f.init}
+    # Total cost per GPU cost (price + billed energy, x (1 + contingency)) and plan
+    # days per predicted-step days (tokens / whole steps): the same for every layout.
+    values = compute(base)
+    cost_per_gpu_cost = values["cost_total_usd"] / values["gpu_cost_usd"]
+    days_per_step_days = base.run.train_tokens / base.run.global_batch_tokens / values["steps"]
     for i, lay in enumerate(candidates):
         s = _with_layout(base, run_kwargs, lay)
         key = (lay["recompute"], lay["micro_batch"], lay["n_gpus"])
@@ -222,17 +230,16 @@ def search(
             shared[key] = (memory(s), flops(s), schedule(s))
         mem, f, sch = shared[key]
         par = parallelism_given(s, p, mem, f, sch)
+        days = par["train_days_wall_layout"] * days_per_step_days
+        cost = par["cost_usd_layout"] * days_per_step_days * cost_per_gpu_cost
         if not par["fits_per_gpu"]:
             result.rejected[REJECT_FIT] += 1
-        elif not goal.meets(par["train_days_wall_layout"], par["cost_usd_layout"]):
+        elif not goal.meets(days, cost):
             result.rejected[REJECT_GOAL] += 1
         else:
             result.fitting += 1
-            rank = goal.rank_key(
-                par["train_days_wall_layout"], par["cost_usd_layout"], lay["n_gpus"]
-            )
-            ties = (par["step_seconds_no_overlap"], par["mem_total_per_gpu"])
-            ranked.append(((*rank, *ties), s))
+            rank = goal.rank_key(days, cost, lay["n_gpus"])
+            ranked.append(((*rank, par["mem_total_per_gpu"]), s))
         if progress is not None and i % 256 == 0:
             progress(done + i, total)
     ranked.sort(key=lambda item: item[0])
@@ -249,6 +256,15 @@ def search(
     if progress is not None:
         progress(total, total)
     return result
+
+
+def _on_layout_clock(base: Scenario) -> Scenario:
+    """``base`` with ``mfu_source: layout``: advise ranks on the predicted step time."""
+    from dataclasses import replace
+
+    if base.run.mfu_source == "layout":
+        return base
+    return replace(base, run=replace(base.run, mfu_source="layout"))
 
 
 def layout_label(lay: dict[str, Any]) -> str:
@@ -273,9 +289,6 @@ def why_better(a: Plan, b: Plan | None) -> str:
         parts.append(f"${b.cost - a.cost:,.0f} cheaper")
     elif a.scenario.run.n_gpus < b.scenario.run.n_gpus:
         parts.append("fewer GPUs")
-    elif va["step_seconds_no_overlap"] < vb["step_seconds_no_overlap"]:
-        x, y = va["step_seconds_no_overlap"], vb["step_seconds_no_overlap"]
-        return f"same days; faster if communication does not overlap ({x:.2f}s vs {y:.2f}s)"
     elif va["mem_total_per_gpu"] < vb["mem_total_per_gpu"]:
         x, y = va["mem_total_per_gpu"] / 1e9, vb["mem_total_per_gpu"] / 1e9
         return f"same days; more memory headroom ({x:.1f} vs {y:.1f} GB per GPU)"
@@ -284,7 +297,7 @@ def why_better(a: Plan, b: Plan | None) -> str:
     terms = (
         ("compute", "step_compute_seconds", "s"),
         ("bubble", "pipeline_bubble", "%"),
-        ("comm", "comm_seconds_per_step", "s"),
+        ("exposed dp comm", "comm_dp_exposed_seconds", "s"),
     )
     for label, key, unit in terms:
         x, y = float(va[key]), float(vb[key])
@@ -294,18 +307,33 @@ def why_better(a: Plan, b: Plan | None) -> str:
     return "; ".join(parts)
 
 
-def plans_yaml(result: Search, given: dict[str, Any]) -> str:
-    """A scenario file (for ``sheetgen generate``) holding the plans found."""
+def plans_yaml(result: Search, given: dict[str, Any], name: str | None = None) -> str:
+    """A scenario file (for ``sheetgen generate``) holding the distinct plans found, on
+    the layout clock.  ``given``: the run settings the user gave, as parsed values
+    (numbers as numbers); ``name``: the user's scenario name, kept (``#2``, ... after
+    it for the plans below the first)."""
     import yaml
 
-    items = []
-    for i, plan in enumerate(result.plans, start=1):
+    items: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for plan in result.plans:
         s = plan.scenario
-        item: dict[str, Any] = {"name": f"advise #{i}: {layout_label(plan.layout())}"}
+        item: dict[str, Any] = {"name": ""}
         item["model"], item["hardware"] = s.model.id, s.hardware.id
         item.update({k: v for k, v in given.items() if k not in LAYOUT_FIELDS})
+        item["mfu_source"] = "layout"
         # dp is left to be derived (n_gpus / (tp x pp x cp)), as generate does.
         item.update({k: v for k, v in plan.layout().items() if k != "dp"})
+        fingerprint = repr(sorted((k, v) for k, v in item.items() if k != "name"))
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        label = layout_label(plan.layout())
+        n = len(items) + 1
+        if name:
+            item["name"] = name if n == 1 else f"{name} #{n}"
+        else:
+            item["name"] = f"advise #{n}: {label}"
         items.append(item)
     header = (
         "# Layouts found by `sheetgen advise`, best first; "

@@ -316,6 +316,44 @@ ADVISE_CHOOSES = (
 )  # fmt: skip
 
 
+@main.command("benchmark-check")
+@click.option(
+    "--role",
+    type=click.Choice(["all", "fit", "check"]),
+    default="all",
+    show_default=True,
+    help="the rows the model was fitted on, those only checked, or both",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "markdown"]),
+    default="table",
+    help="markdown: the block docs/DESIGN.md holds",
+)
+@handle_errors
+def benchmark_check_cmd(role: str, fmt: str) -> None:
+    """Predicted vs published throughput of the published training runs in
+    presets/benchmarks/ (the step-time model behind the layout clock), with the
+    error per run, then median, worst and how many layouts fit in memory."""
+    from sheetgen import benchmarks
+    from sheetgen.tables import benchmark_frame, benchmark_summary, render
+
+    rows = [b for b in benchmarks.load() if role in ("all", b.role)]
+    results = [benchmarks.evaluate(b) for b in rows]
+    if fmt == "markdown":
+        click.echo(benchmarks.markdown(results), nl=False)
+        return
+    click.echo(render(benchmark_frame(results), fmt))
+    for label, subset in (
+        ("fit rows", [r for r in results if r.bench.role == "fit"]),
+        ("check rows", [r for r in results if r.bench.role == "check"]),
+        ("all rows", results),
+    ):
+        if subset:
+            click.echo(benchmark_summary(benchmarks.summarize(subset), label), err=fmt != "table")
+
+
 @main.command("advise")
 @scenario_options
 @click.option(
@@ -330,7 +368,7 @@ ADVISE_CHOOSES = (
     type=float,
     default=None,
     metavar="USD",
-    help="search GPU counts; keep plans within USD of GPU cost, fastest first",
+    help="search GPU counts; keep plans whose total cost (Summary) is within USD, fastest first",
 )
 @click.option(
     "--max-gpus",
@@ -367,12 +405,11 @@ def advise_cmd(
     for key in ADVISE_CHOOSES:
         if flags.get(key) is not None:
             raise SheetgenError(FLAG_OF[key], "advise chooses the layout; drop this flag")
-    goals = [g for g, v in (("--gpus", flags.get("n_gpus")), ("--deadline", deadline),
-                            ("--budget", budget)) if v is not None]  # fmt: skip
-    if len(goals) != 1:
-        given = ", ".join(goals) or "none"
+    if flags.get("n_gpus") is None and deadline is None and budget is None:
         raise SheetgenError(
-            "--gpus", f"give exactly one of --gpus, --deadline, --budget; got {given}"
+            "--gpus",
+            "give --gpus N, --deadline DAYS or --budget USD (--gpus combines with "
+            "either); got none",
         )
     for name, value in (("--deadline", deadline), ("--budget", budget)):
         if value is not None and not value > 0:
@@ -400,8 +437,12 @@ def advise_cmd(
     if out is not None:
         from sheetgen.advise import plans_yaml
 
-        run_given = {k: v for k, v in given.items() if k not in ("model", "hardware")}
-        published = safe_write.publish_text(out, plans_yaml(result, run_given))
+        # The parsed values (numbers as numbers), not the flags' text.
+        run_given = {
+            k: getattr(base.run, k) for k in given if k not in ("model", "hardware", "n_gpus")
+        }
+        text = plans_yaml(result, run_given, name=flags.get("scenario_name"))
+        published = safe_write.publish_text(out, text)
         click.echo(published.line(), err=fmt != "table")
 
 

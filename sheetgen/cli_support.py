@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from functools import wraps
-from pathlib import Path
 from typing import Any
 
 import click

@@ -83,7 +83,10 @@ RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "pp_virtual_stages": (1, 10**5, "model chunks per GPU"),
     "gpus_per_node": (1, 10**5, "GPUs per node"),
     "mem_headroom": (0, 0.99, "share of memory kept free"),
-    "compute_efficiency": (1e-4, 1, "share of the dense peak"),
+    "elementwise_passes": (0, 1000, "HBM passes over the activations"),
+    "tp_comm_overlap": (0, 1, "a share"),
+    "ep_comm_overlap": (0, 1, "a share"),
+    "dp_bucket_params": (1, 10**13, "parameters per bucket"),
     # Offload and paged KV cache (issue 12's settings).
     "offload_optimizer": (0, 1, "a 1/0 switch"),
     "offload_params": (0, 1, "a 1/0 switch"),
@@ -92,10 +95,8 @@ RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     "inf_collective_latency_s": (0, 10, "seconds per all-reduce"),
     # Budget proposal settings: energy switch, cost range, sensitivity, months.
     "price_includes_power": (0, 1, "a 1/0 switch"),
-    "mfu_low": (1e-4, 1, "below 0.01% the plan would take millennia"),
-    "mfu_high": (1e-4, 1, "below 0.01% the plan would take millennia"),
-    "goodput_low": (1e-4, 1, "share of time spent training"),
-    "goodput_high": (1e-4, 1, "share of time spent training"),
+    "mfu_range": (1e-4, 0.99, "a relative width below 100%"),
+    "goodput_range": (0, 0.99, "a width below 100 points"),
     "sensitivity_step": (1e-4, 0.99, "a relative change below 100%"),
     "month_horizon": (1, 36, "months the spend table holds"),
     "fiscal_year_start_month": (1, 12, "a calendar month"),
@@ -119,6 +120,11 @@ HARDWARE_LOWEST: dict[str, tuple[float, str]] = {
     "intra_node_gb_per_s": (1e-2, "GB/s: 10 MB/s, below 1 Gbit Ethernet's 0.125"),
     "inter_node_gb_per_s": (1e-2, "GB/s: 10 MB/s, below 1 Gbit Ethernet's 0.125"),
     "host_gb_per_s": (1e-2, "GB/s: 10 MB/s, below PCIe 1.0 x1's 0.25"),
+    "gemm_eff_bf16": (1e-3, "of the peak: 0.1%"),
+    "gemm_eff_fp8": (1e-3, "of the peak: 0.1%"),
+    "gemm_dim_half": (0, "a GEMM width"),
+    "attn_eff": (1e-3, "of the peak: 0.1%"),
+    "attn_seq_half": (0, "tokens"),
 }
 # Model fields: whole numbers up to these (the lower bounds: MODEL_POSITIVE_FIELDS in
 # scenario.py, checked in scenario_parse.py).
@@ -149,6 +155,11 @@ HARDWARE_LIMITS: dict[str, tuple[float, str]] = {
     "peak_fp8_tflops": (10**6, "TFLOP/s per chip (1 exaFLOP/s)"),
     "mem_gb": (10**6, "GB per chip (1 PB)"),
     "hbm_tbps": (10**4, "TB/s per chip"),
+    "gemm_eff_bf16": (1, "a share of the BF16 peak"),
+    "gemm_eff_fp8": (1, "a share of the FP8 peak"),
+    "gemm_dim_half": (10**6, "a GEMM dimension"),
+    "attn_eff": (1, "a share of the BF16 peak"),
+    "attn_seq_half": (10**8, "tokens"),
     "tdp_w": (10**5, "watts per chip"),
     "intra_node_gb_per_s": (10**6, "GB/s per GPU"),
     "inter_node_gb_per_s": (10**6, "GB/s per GPU"),

@@ -31,10 +31,17 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "attention": ("flash", "naive"),
     "recompute": ("none", "selective", "full"),
     "peak_dtype": ("bf16", "fp8"),
+    "mfu_source": ("layout", "typed", "measured"),
     "weight_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
     "kv_dtype": ("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
     "price_basis": ("on-demand", "reserved"),
 }
+
+# The step-time model's calibrated run inputs and the MFU range's width: fitted and
+# measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
+ELEMENTWISE_PASSES = 11.0
+TP_COMM_OVERLAP = 0.935
+MFU_RANGE = 0.22
 
 # Months (rows) of the spend-by-month table (issue 11).
 MONTH_SLOTS = 36
@@ -224,12 +231,40 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "Playbook, 'Memory usage in transformers', leaves them out); a planning "
         "margin, not a measured value",
     ),
-    "compute_efficiency": (
-        "fraction",
-        0.6,
-        "share of the dense peak busy compute kernels sustain, before pipeline bubbles and "
-        "exposed communication; a planning assumption (large BF16 GEMMs reach roughly "
-        "0.6-0.8 of dense peak), replace with your kernel benchmarks",
+    # The step-time model (issue 21): calibrated on presets/benchmarks/ (fit rows).
+    "mfu_source": (
+        "choice",
+        "layout",
+        "which MFU drives days and cost: layout (predicted from the layout by the "
+        "Parallelism sheet's step-time model), typed (the mfu input) or measured (a pilot "
+        "run's tokens/s or step time); a scenario that sets mfu, or a measurement, "
+        "without mfu_source uses it",
+    ),
+    "elementwise_passes": (
+        "float",
+        ELEMENTWISE_PASSES,
+        "HBM passes over each layer's saved activations per forward + backward (norms, "
+        "activation functions, dropout, residual adds, the loss); fitted on the published "
+        "runs of presets/benchmarks/ (sheetgen benchmark-check)",
+    ),
+    "tp_comm_overlap": (
+        "share",
+        TP_COMM_OVERLAP,
+        "share of tensor-parallel communication hidden behind compute; fitted on the "
+        "published runs of presets/benchmarks/ (sheetgen benchmark-check)",
+    ),
+    "ep_comm_overlap": (
+        "share",
+        0,
+        "share of expert-parallel all-to-all hidden behind compute; 0: none assumed "
+        "(no published run in presets/benchmarks/ measures it)",
+    ),
+    "dp_bucket_params": (
+        "int",
+        40_000_000,
+        "parameters per data-parallel gradient bucket: the last bucket's reduction is not "
+        "hidden behind the backward (Megatron-LM's DDP bucket of 40M parameters; PyTorch "
+        "DDP's bucket_cap_mb 25 MB is 12.5M BF16 values)",
     ),
     # Framework memory (issue 12): activation profiles, offload, ZeRO-3 buffers,
     # inference prefill peak, paged KV cache and tensor-parallel all-reduces.
@@ -280,30 +315,19 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
         "1: the GPU-hour price already includes power (on-demand cloud rates do), so energy "
         "is shown in kWh but not billed; 0: owned or colocated GPUs, energy billed on top",
     ),
-    "mfu_low": (
+    "mfu_range": (
         "fraction",
-        None,
-        "pessimistic MFU for the cost range (default: mfu - 0.05, at least half the MFU); "
-        "illustrative: Llama 3 405B ran at 38-43% BF16 MFU across its three pre-training "
-        "configurations (Dubey et al. 2024, The Llama 3 Herd of Models, section 3.3.2, Table 4)",
+        MFU_RANGE,
+        "relative width of the MFU range around the MFU used (pessimistic x (1 - w), "
+        "optimistic x (1 + w), at most 1); default: the 90th-percentile |error| of the "
+        "step-time model on the published runs of presets/benchmarks/",
     ),
-    "mfu_high": (
-        "fraction",
-        None,
-        "optimistic MFU for the cost range (default: mfu + 0.05, at most 1); illustrative, "
-        "same source as mfu_low",
-    ),
-    "goodput_low": (
-        "fraction",
-        None,
-        "pessimistic goodput for the range (default: goodput - 0.05, at least half of it); "
-        "illustrative: Llama 3 pre-training had 466 job interruptions in 54 days and about 90% "
-        "effective training time (Dubey et al. 2024, section 3.3.4)",
-    ),
-    "goodput_high": (
-        "fraction",
-        None,
-        "optimistic goodput for the range (default: goodput + 0.05, at most 1); illustrative",
+    "goodput_range": (
+        "share",
+        0.05,
+        "goodput range: goodput - w (at least half of it) to goodput + w (at most 1); "
+        "illustrative: Llama 3 pre-training had 466 job interruptions in 54 days and about "
+        "90% effective training time (Dubey et al. 2024, section 3.3.4)",
     ),
     "sensitivity_step": (
         "fraction",
@@ -328,7 +352,6 @@ RUN_FIELDS: dict[str, tuple[str, Any, str]] = {
 # the spread the default cost range takes around the MFU and goodput inputs.
 QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
 FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
-RANGE_SPREAD = 0.05
 # Whole-number settings whose accepted range is not ">= 1".
 INT_RANGES: dict[str, tuple[int, int | None]] = {
     "zero_stage": (0, 3),
@@ -356,6 +379,7 @@ NONNEGATIVE_FIELDS = frozenset(
         "quant_scale_bytes",
         "inf_overhead_bytes",
         "inf_collective_latency_s",
+        "elementwise_passes",
     }
 )
 

@@ -16,7 +16,6 @@ from dataclasses import field as dataclass_field
 
 from sheetgen.errors import SheetgenError, short
 from sheetgen.run_fields import (
-    RANGE_SPREAD,
     RUN_DEFAULTS,
     SWEEP_GPUS_DEFAULT,
     SWEEP_SEQ_DEFAULT,
@@ -129,9 +128,25 @@ HARDWARE_FIELDS = (
     "intra_node_gb_per_s",
     "inter_node_gb_per_s",
     "host_gb_per_s",
+    "gemm_eff_bf16",
+    "gemm_eff_fp8",
+    "gemm_dim_half",
+    "attn_eff",
+    "attn_seq_half",
 )
+# The step-time model's kernel fields (sheetgen.reference.throughput): optional in a
+# preset; one that leaves them out takes these, the H100 SXM calibration
+# (presets/hardware/h100-sxm.yaml, fitted by `sheetgen benchmark-check`).
+KERNEL_FIELDS = ("gemm_eff_bf16", "gemm_eff_fp8", "gemm_dim_half", "attn_eff", "attn_seq_half")
+HOPPER_KERNELS = {
+    "gemm_eff_bf16": 0.748,
+    "gemm_eff_fp8": 0.713,
+    "gemm_dim_half": 790.0,
+    "attn_eff": 0.55,
+    "attn_seq_half": 512.0,
+}
 # Hardware fields that may be 0 (meaning "none" or "not published").
-HARDWARE_ZERO_OK = ("peak_fp8_tflops", "tdp_w", "host_gb_per_s")
+HARDWARE_ZERO_OK = ("peak_fp8_tflops", "tdp_w", "host_gb_per_s", "gemm_eff_fp8")
 
 
 @dataclass(frozen=True)
@@ -154,6 +169,13 @@ class Hardware:
     intra_node_gb_per_s: float
     inter_node_gb_per_s: float
     host_gb_per_s: float = 0.0
+    # The step-time model's kernel efficiencies (sheetgen.reference.throughput);
+    # a preset that leaves them out takes HOPPER_KERNELS, said on its Presets row.
+    gemm_eff_bf16: float = 0.0
+    gemm_eff_fp8: float = 0.0
+    gemm_dim_half: float = 0.0
+    attn_eff: float = 0.0
+    attn_seq_half: float = 0.0
     sources: tuple[tuple[str, str], ...] = ()
 
 
@@ -249,7 +271,11 @@ class Run:
     pp_virtual_stages: int = RUN_DEFAULTS["pp_virtual_stages"]
     gpus_per_node: int = RUN_DEFAULTS["gpus_per_node"]
     mem_headroom: float = RUN_DEFAULTS["mem_headroom"]
-    compute_efficiency: float = RUN_DEFAULTS["compute_efficiency"]
+    mfu_source: str = RUN_DEFAULTS["mfu_source"]
+    elementwise_passes: float = RUN_DEFAULTS["elementwise_passes"]
+    tp_comm_overlap: float = RUN_DEFAULTS["tp_comm_overlap"]
+    ep_comm_overlap: float = RUN_DEFAULTS["ep_comm_overlap"]
+    dp_bucket_params: int = RUN_DEFAULTS["dp_bucket_params"]
     act_profile: str = RUN_DEFAULTS["act_profile"]
     offload_optimizer: int = RUN_DEFAULTS["offload_optimizer"]
     offload_params: int = RUN_DEFAULTS["offload_params"]
@@ -271,10 +297,8 @@ class Run:
     sweep_gpus: tuple[int, ...] = SWEEP_GPUS_DEFAULT
     # Budget proposal (issue 11).
     price_includes_power: int = RUN_DEFAULTS["price_includes_power"]
-    mfu_low: float = RUN_DEFAULTS["mfu_low"]  # None: derived from mfu
-    mfu_high: float = RUN_DEFAULTS["mfu_high"]
-    goodput_low: float = RUN_DEFAULTS["goodput_low"]
-    goodput_high: float = RUN_DEFAULTS["goodput_high"]
+    mfu_range: float = RUN_DEFAULTS["mfu_range"]
+    goodput_range: float = RUN_DEFAULTS["goodput_range"]
     sensitivity_step: float = RUN_DEFAULTS["sensitivity_step"]
     month_horizon: int = RUN_DEFAULTS["month_horizon"]
     fiscal_year_start_month: int = RUN_DEFAULTS["fiscal_year_start_month"]
@@ -302,20 +326,6 @@ class Run:
 
 
 def _resolve_ranges(run: Run) -> None:
-    """Default the MFU and goodput ranges around their inputs; low must not exceed high."""
-    for name in ("mfu", "goodput"):
-        center = getattr(run, name)
-        low, high = f"{name}_low", f"{name}_high"
-        if getattr(run, low) is None:
-            value = max(center - RANGE_SPREAD, center / 2)
-            object.__setattr__(run, low, round(value, 12))
-        if getattr(run, high) is None:
-            object.__setattr__(run, high, round(min(1.0, center + RANGE_SPREAD), 12))
-        lo, hi = getattr(run, low), getattr(run, high)
-        if lo > hi:
-            raise SheetgenError(low, f"must be <= {high} ({hi:g}), got {lo:g}")
-        # A range that leaves out the input itself is allowed (a workbook whose MFU was
-        # edited without its range still checks); the Range sheet then shows it.
     if run.sensitivity_step >= 1:
         raise SheetgenError(
             "sensitivity_step", f"must be a fraction in (0, 1), got {run.sensitivity_step!r}"

@@ -106,7 +106,34 @@ def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
 def validate(scenario: Scenario, where: str = "") -> None:
     """Cross-field rules that single fields cannot check."""
     prefix = f"{where}." if where else ""
-    run = scenario.run
+    run, model = scenario.run, scenario.model
+    if model.n_heads % run.tp:
+        raise SheetgenError(
+            f"{prefix}tp",
+            f"{run.tp} does not divide the {model.n_heads} query heads of {short(model.id)}; "
+            "accepted: a divisor of the heads",
+        )
+    if run.pp > model.n_layers:
+        raise SheetgenError(
+            f"{prefix}pp",
+            f"{run.pp} pipeline stages for {model.n_layers} layers; "
+            f"accepted: 1 to {model.n_layers}",
+        )
+    if run.micro_batch * run.seq_len > run.global_batch_tokens:
+        raise SheetgenError(
+            f"{prefix}micro_batch",
+            f"{run.micro_batch} sequences of {run.seq_len} tokens exceed the global batch of "
+            f"{run.global_batch_tokens} tokens; accepted: micro_batch x seq_len <= "
+            "global_batch_tokens",
+        )
+    if run.mfu_source == "measured" and not (
+        run.measured_tokens_per_s_per_gpu > 0 or run.measured_step_seconds > 0
+    ):
+        raise SheetgenError(
+            f"{prefix}mfu_source",
+            "measured needs measured_tokens_per_s_per_gpu or measured_step_seconds; "
+            "accepted otherwise: layout or typed",
+        )
     if run.peak_dtype == "fp8" and scenario.hardware.peak_fp8_tflops <= 0:
         raise SheetgenError(
             f"{prefix}peak_dtype",

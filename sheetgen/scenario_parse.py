@@ -47,6 +47,8 @@ from sheetgen.scenario import (
     DATE_MIN,
     HARDWARE_FIELDS,
     HARDWARE_ZERO_OK,
+    HOPPER_KERNELS,
+    KERNEL_FIELDS,
     MLPS,
     MODEL_FLAG_FIELDS,
     MODEL_INT_FIELDS,
@@ -291,6 +293,8 @@ def make_run(settings: dict[str, Any], where: str = "") -> Run:
             values[key] = _run_value(key, value)
         except SheetgenError as e:
             raise SheetgenError(f"{where}{e.field}", e.message) from None
+    if "mfu_source" not in values:
+        values["mfu_source"] = implied_mfu_source(values)
     try:
         run = Run(**values)
     except SheetgenError as e:
@@ -302,6 +306,15 @@ def make_run(settings: dict[str, Any], where: str = "") -> Run:
         if key in settings:
             lists[key] = _sweep(settings[key], f"{where}{key}")
     return replace(run, **lists) if lists else run
+
+
+def implied_mfu_source(values: dict[str, Any]) -> str:
+    """The clock a scenario that names none runs on: a pilot measurement when it gives
+    one, the typed MFU when it sets ``mfu``, else the layout's prediction."""
+    measured = ("measured_tokens_per_s_per_gpu", "measured_step_seconds")
+    if any(values.get(k, 0) > 0 for k in measured):
+        return "measured"
+    return "typed" if "mfu" in values else "layout"
 
 
 def make_model(spec: dict[str, Any], where: str = "model") -> Model:
@@ -398,6 +411,9 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
     for key in HARDWARE_FIELDS:
         if key not in spec and key == "host_gb_per_s":
             continue  # optional: 0 = not published (offload time then not estimated)
+        if key not in spec and key in KERNEL_FIELDS:
+            values[key] = HOPPER_KERNELS[key]  # not calibrated: the H100's (scenario.py)
+            continue
         if key not in spec:
             raise SheetgenError(f"{where}.{key}", "missing; hardware needs it")
         v = parse_number(spec[key], f"{where}.{key}")

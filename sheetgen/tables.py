@@ -229,7 +229,8 @@ def advise_frame(result: Any) -> pd.DataFrame:
                 "layout": layout_label(plan.layout()),
                 "mem_per_gpu_gb": round(v["mem_total_per_gpu"] / 1e9, 1),
                 "usable_gb": round(v["mem_usable_per_gpu"] / 1e9, 1),
-                "step_s": round(v["step_seconds_overlap"], 2),
+                "step_s": round(v["step_seconds_predicted"], 2),
+                "mfu": f"{v['mfu_predicted']:.1%}",
                 "bubble": f"{v['pipeline_bubble']:.1%}",
                 "days": round(plan.days, 2),
                 "cost_usd": round(plan.cost),
@@ -248,4 +249,39 @@ def advise_summary(result: Any) -> str:
         f"searched {result.candidates:,} layouts on {on} GPUs in {result.seconds:.2f}s "
         f"({result.rate:,.0f}/s); {result.fitting:,} fit"
         + (f"; rejected: {rejected}" if rejected else "")
+    )
+
+
+def benchmark_frame(results: list[Any]) -> pd.DataFrame:
+    """``sheetgen benchmark-check``: one row per published run, predicted vs published."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        b = r.bench
+        rows.append(
+            {
+                "run": b.id,
+                "role": b.role,
+                "gpus": b.scenario["n_gpus"],
+                "recompute": r.recompute + (" (chosen)" if r.recompute_chosen else ""),
+                "fits": "yes" if r.fits else "no",
+                "mem_gb": round(r.mem_gb, 1),
+                "published_tok_s_gpu": round(r.published_tps, 1),
+                "predicted_tok_s_gpu": round(r.predicted_tps, 1),
+                "error": f"{r.error:+.1%}",
+                "published_mfu": f"{r.published_mfu:.1%}",
+                "predicted_mfu": f"{r.predicted_mfu:.1%}",
+                "source": f"{b.source}: {b.row}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def benchmark_summary(summary: Any, label: str) -> str:
+    """One line: median and worst error, 90th percentile, layouts accepted as fitting."""
+    return (
+        f"{label}: {summary.n} runs; median |error| {summary.median_abs:.1%}, worst "
+        f"{summary.worst:+.1%}, 90th percentile |error| {summary.p90_abs:.1%}; "
+        f"{summary.fits} of {summary.n} published layouts fit in memory"
     )

@@ -16,7 +16,7 @@ from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mis
 from sheetgen.cli import main
 from sheetgen.recalc import recalc_pycel
 from sheetgen.reference import compute
-from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
+from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MFU_RANGE, MONTH_SLOTS, QUARTER_SLOTS
 from sheetgen.scenario import excel_serial
 from sheetgen.scenario_file import load_scenarios
 
@@ -59,24 +59,43 @@ def test_default_scenarios_range_months_and_energy(s) -> None:
 
 def test_range_is_the_plan_at_the_range_inputs() -> None:
     base = {"model": "llama3-8b", "n_gpus": 8, "train_tokens": "100B", "mfu": 0.4}
-    r = calc("range", **base, mfu_low=0.3, mfu_high=0.5, goodput_low=0.8, goodput_high=0.95)
+    r = calc("range", **base, mfu_range=0.25, goodput_range=0.05)
     best = calc("best", **{**base, "mfu": 0.5}, goodput=0.95)
-    worst = calc("worst", **{**base, "mfu": 0.3}, goodput=0.8)
+    worst = calc("worst", **{**base, "mfu": 0.3}, goodput=0.85)
+    assert (r["mfu_low"], r["mfu_high"]) == pytest.approx((0.3, 0.5), rel=1e-12)
+    assert (r["goodput_low"], r["goodput_high"]) == pytest.approx((0.85, 0.95), rel=1e-12)
     assert r["train_days_wall_low"] == pytest.approx(best["plan_days_wall"], rel=1e-12)
     assert r["cost_total_usd_low"] == pytest.approx(best["cost_total_usd"], rel=1e-12)
     assert r["cost_total_usd_high"] == pytest.approx(worst["cost_total_usd"], rel=1e-12)
-    # Defaults: the MFU and goodput inputs +/- 5 points.
+    # Defaults: the calibration's 90th-percentile error around the MFU used, goodput
+    # +/- 5 points.
     d = calc("defaults", **base)
-    assert (d["mfu_low"], d["mfu_high"], d["goodput_low"], d["goodput_high"]) == (
-        0.35,
-        0.45,
-        0.85,
-        0.95,
+    assert (d["mfu_low"], d["mfu_high"]) == pytest.approx(
+        (0.4 * (1 - MFU_RANGE), 0.4 * (1 + MFU_RANGE)), rel=1e-12
     )
+    assert (d["goodput_low"], d["goodput_high"]) == pytest.approx((0.85, 0.95), rel=1e-12)
+
+
+@pytest.mark.parametrize("mfu", [0.05, 0.2, 0.4, 0.62, 0.95])
+@pytest.mark.parametrize("source", ["typed", "layout"])
+def test_range_holds_the_plan_days_after_an_mfu_edit(mfu: float, source: str) -> None:
+    """The range is a formula of the central value: editing the MFU moves it too."""
+    r = calc("edited", model="llama3-8b", n_gpus=64, mfu=mfu, mfu_source=source)
+    assert r["train_days_wall_low"] < r["plan_days_wall"] < r["train_days_wall_high"], (
+        source,
+        mfu,
+    )
+    assert r["cost_total_usd_low"] < r["cost_total_usd"] < r["cost_total_usd_high"]
 
 
 def test_sensitivity_moves_one_driver() -> None:
-    base = {"model": "llama3-8b", "n_gpus": 8, "train_tokens": "100B", "sensitivity_step": 0.1}
+    base = {
+        "model": "llama3-8b",
+        "n_gpus": 8,
+        "train_tokens": "100B",
+        "sensitivity_step": 0.1,
+        "mfu": 0.4,
+    }
     r = calc("sens", **base)
     more_tokens = calc("tokens", **{**base, "train_tokens": "110B"})
     assert r["sens_tokens_up_usd"] == pytest.approx(
@@ -86,7 +105,7 @@ def test_sensitivity_moves_one_driver() -> None:
     assert r["sens_price_up_usd"] == pytest.approx(
         higher_price["cost_total_usd"] - r["cost_total_usd"], rel=1e-9
     )
-    lower_mfu = calc("mfu", **base, mfu=0.36)
+    lower_mfu = calc("mfu", **{**base, "mfu": 0.36})
     assert r["sens_mfu_down_usd"] == pytest.approx(
         lower_mfu["cost_total_usd"] - r["cost_total_usd"], rel=1e-9
     )
@@ -135,10 +154,12 @@ def test_months_follow_the_calendar_and_the_fiscal_year() -> None:
 @pytest.mark.parametrize(
     "settings, field",
     [
-        ({"mfu_low": -0.1}, "mfu_low"),
-        ({"mfu_low": 0.5, "mfu_high": 0.4}, "mfu_low"),
-        ({"goodput_low": 0.95, "goodput_high": 0.85}, "goodput_low"),
-        ({"mfu_high": 0.3}, "mfu_low"),  # below the default low end (0.35)
+        ({"mfu_range": -0.1}, "mfu_range"),
+        ({"mfu_range": 1}, "mfu_range"),
+        ({"goodput_range": 1}, "goodput_range"),
+        ({"goodput_range": -0.05}, "goodput_range"),
+        ({"mfu_source": "guess"}, "mfu_source"),
+        ({"mfu_source": "measured"}, "mfu_source"),  # nothing measured
         ({"fiscal_year_start_month": 13}, "fiscal_year_start_month"),
         ({"fiscal_year_start_month": 0}, "fiscal_year_start_month"),
         ({"price_includes_power": 2}, "price_includes_power"),
@@ -192,9 +213,8 @@ MATRIX = [
         "start_date": "2026-11-30",
         "month_horizon": 6,
         "fiscal_year_start_month": 4,
-        "mfu_low": 0.3,
-        "mfu_high": 0.5,
-        "goodput_low": 0.8,
+        "mfu_range": 0.25,
+        "goodput_range": 0.1,
         "sensitivity_step": 0.2,
     },
     {

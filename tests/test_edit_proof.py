@@ -34,6 +34,8 @@ def test_default_plans_fit_and_are_ok(item: dict) -> None:
     )
     failing = [k for k in check_keys("error") if r[k] != 1]
     assert not failing, f"{item['name']}: error checks fail: {failing}"
+    assert r["mfu_source"] == "layout", f"{item['name']}: not on the layout clock"
+    assert r["plan_days_wall"] <= 120, f"{item['name']}: {r['plan_days_wall']:.1f} days"
     assert isinstance(r["n_gpus_min"], int) and r["n_gpus_min"] <= r["n_gpus"], (
         f"{item['name']}: n_gpus_min={r['n_gpus_min']!r} for a plan that fits {r['n_gpus']}"
     )

@@ -446,14 +446,15 @@ def layout_items() -> list[dict]:
             "name": "odd layout",
             "model": "llama2-7b",
             "hardware": "rtx-4090",
-            "n_gpus": 360,  # dp 8 x tp 3 x pp 5 x cp 3: nothing divides evenly
-            "tp": 3,
+            "n_gpus": 360,  # dp 6 x tp 4 x pp 5 x cp 3: layers, sequence, batch uneven
+            "tp": 4,
             "pp": 5,
             "ep": 2,
             "cp": 3,
             "pp_microbatches": 7,
             "mem_headroom": 0,
-            "compute_efficiency": 1,
+            "elementwise_passes": 0,
+            "tp_comm_overlap": 0.9,
             "recipe": "bf16-adam-fp32-grads",
         },
         {

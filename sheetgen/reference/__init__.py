@@ -12,6 +12,7 @@ from functools import lru_cache
 from sheetgen.reference.budget import budget
 from sheetgen.reference.budget_range import budget_range
 from sheetgen.reference.checks import checks
+from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import inputs
@@ -30,6 +31,7 @@ SECTIONS = {
     "params": lambda s: params(s.model),
     "memory": memory,
     "flops": flops,
+    "clock": clock,
     "kv_cache": kv_cache,
     "inference": inference,
     "schedule": schedule,

@@ -17,10 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from sheetgen.reference.budget import WATTS_PER_KW, budget
+from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.phases import phases
-from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, gpu_price_used
+from sheetgen.reference.schedule import HOURS_PER_DAY, gpu_price_used
 from sheetgen.scenario import Scenario
 
 
@@ -38,19 +39,32 @@ def budget_range(s: Scenario) -> dict[str, float]:
     )
     price = gpu_price_used(s)
 
-    def days(mfu: float, goodput: float) -> float:
-        return plan_flops / (run.n_gpus * f["peak_flops"] * mfu) / SECONDS_PER_DAY / goodput
+    # The range is relative to the plan's own days, so it always contains them.
+    mfu_used = clock(s)["mfu_achieved"]
+    mfu_low = mfu_used * (1 - run.mfu_range)
+    mfu_high = min(1.0, mfu_used * (1 + run.mfu_range))
+    goodput_low = max(run.goodput - run.goodput_range, run.goodput / 2)
+    goodput_high = min(1.0, run.goodput + run.goodput_range)
+
+    def days(mfu_end: float, goodput_end: float) -> float:
+        return b["plan_days_wall"] * mfu_used / mfu_end * run.goodput / goodput_end
 
     def cost(gpu_hours: float) -> float:
         return gpu_hours * (price + energy_per_gpu_hour) * (1 + run.contingency)
 
-    out: dict[str, Any] = {"plan_flops": plan_flops}
+    out: dict[str, Any] = {
+        "plan_flops": plan_flops,
+        "mfu_low": mfu_low,
+        "mfu_high": mfu_high,
+        "goodput_low": goodput_low,
+        "goodput_high": goodput_high,
+    }
     out["sens_series_down"] = f"{s.name}: driver lowered by the step"
     out["sens_series_up"] = f"{s.name}: driver raised by the step"
     start = inputs(s)["start_date"]
     for end, mfu, goodput in (
-        ("low", run.mfu_high, run.goodput_high),
-        ("high", run.mfu_low, run.goodput_low),
+        ("low", mfu_high, goodput_high),
+        ("high", mfu_low, goodput_low),
     ):
         d = days(mfu, goodput)
         gpu_hours = run.n_gpus * d * HOURS_PER_DAY

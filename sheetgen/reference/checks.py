@@ -7,14 +7,14 @@ that does not fit its GPUs) are shown beside it.
 
 from __future__ import annotations
 
-from sheetgen.reference.flops import flops
+from sheetgen.reference.clock import clock
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
-from sheetgen.scenario import Run, Scenario
+from sheetgen.scenario import Scenario
 
 ERROR_FLAGS = (
     "chk_model_found",
@@ -33,7 +33,9 @@ ERROR_FLAGS = (
     "chk_dp_batch",
     "chk_parallel_options",
     "chk_headroom_range",
-    "chk_compute_efficiency_range",
+    "chk_layout_possible",
+    "chk_step_model_inputs",
+    "chk_clock_valid",
     "chk_mfu_achieved_range",
     "chk_pue_range",
     "chk_no_errors",
@@ -49,6 +51,7 @@ WARNING_FLAGS = (
     "chk_inf_fits",
     "chk_phase_tokens_match",
     "chk_energy_known",
+    "chk_mfu_typed_near",
     "chk_host_link_known",
 )
 
@@ -58,9 +61,9 @@ def checks(s: Scenario) -> dict[str, float]:
     par = parallelism(s)
     p = params(m)
     tp, pp, cp, ep = run.tp, run.pp, run.cp, run.ep
-    f = flops(s)
     ph = phases(s)
     sch = schedule(s)
+    clk = clock(s)
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out = {
         "chk_model_found": 1,
@@ -82,8 +85,11 @@ def checks(s: Scenario) -> dict[str, float]:
             run.zero_stage in (0, 1, 2, 3) and run.sequence_parallel in (0, 1)
         ),
         "chk_headroom_range": int(0 <= run.mem_headroom < 1),
-        "chk_compute_efficiency_range": int(0 < run.compute_efficiency <= 1),
-        "chk_mfu_achieved_range": int(0 < f["mfu_achieved"] <= 1),
+        "chk_layout_possible": int(m.n_heads % tp == 0 and pp <= m.n_layers),
+        # Scenario validation rejects out-of-range step-model inputs and kernel fields.
+        "chk_step_model_inputs": 1,
+        "chk_clock_valid": int(run.mfu_source != "measured" or clk["tokens_per_s_measured"] > 0),
+        "chk_mfu_achieved_range": int(0 < clk["mfu_achieved"] <= 1),
         "chk_pue_range": int(run.pue >= 1),
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
@@ -107,23 +113,31 @@ def checks(s: Scenario) -> dict[str, float]:
             ph["phases_used"] == 0 or ph["phased_tokens"] == run.train_tokens
         ),
         "chk_energy_known": int(s.hardware.tdp_w > 0),
+        "chk_mfu_typed_near": int(clk["mfu_typed_note"] == "OK"),
         "chk_host_link_known": int(
             run.offload_optimizer + run.offload_params == 0 or s.hardware.host_gb_per_s > 0
         ),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)
-    out.update(verdict(out, sch, par, run))
+    out.update(verdict(out, sch, par, s))
     return out
 
 
-def verdict(chk: dict, sch: dict, par: dict, run: Run) -> dict[str, float | str]:
+def verdict(chk: dict, sch: dict, par: dict, s: Scenario) -> dict[str, float | str]:
     """plan_ok (1/0) and the reason, first that applies: the layout does not divide the
-    GPUs, the batch cannot be split, an error check fails, the peak does not fit."""
+    GPUs, the layout is impossible (tp vs heads, pp vs layers), the batch cannot be
+    split, an error check fails, the peak does not fit."""
+    run, m = s.run, s.model
     ok = min(chk["checks_ok"], par["fits_per_gpu"], sch["batch_splits"])
     model_parallel = run.tp * run.pp * run.cp
     if not chk["chk_layout_gpus"]:
         why = f"layout does not divide: {run.n_gpus} GPUs over tp·pp·cp = {model_parallel}"
+    elif not chk["chk_layout_possible"]:
+        if m.n_heads % run.tp:
+            why = f"layout impossible: tp {run.tp} does not divide the {m.n_heads} query heads"
+        else:
+            why = f"layout impossible: pp {run.pp} stages for {m.n_layers} layers"
     elif not sch["batch_splits"]:
         why = (
             f"batch cannot be split: {num_text(sch['grad_accum_steps'], 3)} micro-batches of "

@@ -68,13 +68,8 @@ def flops(s: Scenario) -> dict[str, float]:
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     peak_flops = peak * TERA
     tokens = run.train_tokens
-    # Calibration: a pilot run's measured throughput (tokens/s per GPU, or the step
-    # time with this scenario's GPUs and batch) replaces the MFU input.
-    measured = run.measured_tokens_per_s_per_gpu
-    if measured <= 0 and run.measured_step_seconds > 0:
-        measured = run.global_batch_tokens / (run.measured_step_seconds * run.n_gpus)
-    mfu = measured * per_token / peak_flops if measured > 0 else run.mfu
-    tps = mfu * peak_flops / per_token
+    # The attention core's hardware FLOPs: both recomputation modes redo its forward.
+    attn_hw = attn_per_token + (L * fwd_core if run.recompute != "none" else 0)
     return {
         "flops_fwd_q": fwd_q,
         "flops_fwd_kv": fwd_kv,
@@ -92,17 +87,11 @@ def flops(s: Scenario) -> dict[str, float]:
         "flops_megatron_hw_per_token": megatron_hw,
         "flops_recompute_per_token": recompute,
         "flops_hw_per_token": hw_per_token,
+        "flops_attn_hw_per_token": attn_hw,
         "flops_train": per_token * tokens,
         "flops_train_6nd": six_n * tokens,
         "flops_train_hardware": hw_per_token * tokens,
         "peak_flops": peak_flops,
-        "tokens_per_s_measured": measured,
-        "mfu_achieved": mfu,
-        "mfu_achieved_6n": mfu * six_n / per_token,
-        "tokens_per_s_per_gpu": tps,
-        "tokens_per_s_per_gpu_6n": mfu * peak_flops / six_n,
-        "tokens_per_s_total": tps * run.n_gpus,
-        "hfu": mfu * hw_per_token / per_token,
     }
 
 

@@ -9,10 +9,17 @@ import math
 from dataclasses import fields
 
 from sheetgen.run_fields import PHASE_SLOTS, RUN_DEFAULTS, RUN_FIELDS, SWEEP_POINTS
-from sheetgen.scenario import MODEL_INT_FIELDS, Run, Scenario, excel_serial
+from sheetgen.scenario import KERNEL_FIELDS, MODEL_INT_FIELDS, Run, Scenario, excel_serial
 
 TERA = 10**12  # TFLOP/s -> FLOP/s and TB/s -> bytes/s
 GIGA = 10**9  # GB -> bytes (decimal, as vendors quote capacity)
+SECONDS_PER_DAY = 86400
+HOURS_PER_DAY = 24
+
+
+def splits_evenly(accum: float) -> bool:
+    """A replica's share of the batch is a whole number >= 1 of micro-batches."""
+    return accum >= 1 and accum == math.floor(accum)
 
 
 def num_text(x: float, digits: int = 0) -> str:
@@ -62,6 +69,8 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     out["intra_node_bytes_per_s"] = hw.intra_node_gb_per_s * GIGA
     out["inter_node_bytes_per_s"] = hw.inter_node_gb_per_s * GIGA
     out["host_bytes_per_s"] = hw.host_gb_per_s * GIGA
+    for key in KERNEL_FIELDS:
+        out[key] = getattr(hw, key)
     out["recipe_frameworks"] = s.recipe.frameworks
     run = s.run
     for f in fields(Run):

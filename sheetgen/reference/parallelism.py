@@ -56,10 +56,16 @@ from __future__ import annotations
 import math
 
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inputs import microbatches, num_text
+from sheetgen.reference.inputs import (
+    HOURS_PER_DAY,
+    SECONDS_PER_DAY,
+    microbatches,
+    num_text,
+    splits_evenly,
+)
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, schedule, splits_evenly
+from sheetgen.reference.throughput import step_model
 from sheetgen.scenario import Scenario
 
 GIGA = 10**9
@@ -71,6 +77,8 @@ def _ring(d: float) -> float:
 
 
 def parallelism(s: Scenario) -> dict[str, float]:
+    from sheetgen.reference.schedule import schedule  # the Schedule reads this sheet's clock
+
     return parallelism_given(s, params(s.model), memory(s), flops(s), schedule(s))
 
 
@@ -79,6 +87,17 @@ def parallelism_given(
 ) -> dict[str, float]:
     """``parallelism(s)`` from the scenario's Params, Memory, FLOPs and Schedule keys
     (none depends on tp, pp, cp, ep, dp or ZeRO: a layout search computes them once)."""
+    lay = layout(s, p, mem, f)
+    return {**lay, **with_schedule(s, lay, sch)}
+
+
+def predicted(s: Scenario) -> dict[str, float]:
+    """The layout's keys without the Schedule: what the clock (``mfu_predicted``) needs."""
+    return layout(s, params(s.model), memory(s), flops(s))
+
+
+def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> dict[str, float]:
+    """Memory per GPU, fewest GPUs, communication and the step-time model of this layout."""
     m, run, hw = s.model, s.run, s.hardware
     dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
     zero, v, mb = run.zero_stage, run.pp_virtual_stages, microbatches(run)
@@ -158,6 +177,10 @@ def parallelism_given(
     # The largest layer the model has (an all-MoE model has no dense-MLP layer to rebuild).
     has_dense = p["n_dense_mlp_layers"] > 0
     layer_max = max(dense_layer if has_dense else 0, moe_layer) + naive * scores_layer
+    # The average layer (what the step model's elementwise work reads and writes).
+    layer_avg = (
+        p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer
+    ) / m.n_layers + naive * scores_layer
     if run.recompute == "full":
         kept_stage = layers_per_stage * input_layer
         working = layer_max
@@ -214,10 +237,9 @@ def parallelism_given(
     found = dp_min != "none"
     n_min = dp_min * tp * pp * cp if found else "none"
     n_min3 = dp_min3 * tp * pp * cp if dp_min3 != "none" else "none"
-    days_at_min = sch["train_days_wall"] * run.n_gpus / n_min if found else "–"  # no days
     if found:
         note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
-        if not splits_evenly(sch["global_batch_seqs"] / (b * dp_min)):
+        if not splits_evenly(run.global_batch_tokens / seq / (b * dp_min)):
             note += f"; memory only: the batch does not split evenly over dp {dp_min}"
     else:
         note = (
@@ -277,15 +299,20 @@ def parallelism_given(
     t_comm = t_dp + t_tp + t_pp + t_cp + t_ep + t_host
 
     bubble = (pp - 1) / (v * mb + pp - 1)
-    step_tokens_flops = run.global_batch_tokens * f["flops_hw_per_token"]
-    t_compute = step_tokens_flops / (run.n_gpus * f["peak_flops"] * run.compute_efficiency)
-    t_pipeline = t_compute / (1 - bubble)
-    t_overlap = max(t_pipeline, t_comm)
-    t_serial = t_pipeline + t_comm
-    model_flops_step = run.global_batch_tokens * f["flops_per_token"]
-    peak_all = run.n_gpus * f["peak_flops"]
-    # The run on this layout at the estimated step time (what `sheetgen advise` ranks by).
-    days_layout = sch["steps"] * t_overlap / run.goodput / SECONDS_PER_DAY
+    lay = {
+        "pp_microbatches_used": mb,
+        "layers_per_stage": layers_per_stage,
+        "mem_act_layer_avg_gpu": layer_avg,
+        "mem_static_per_gpu": static,
+        "params_per_gpu": per_gpu,
+        "comm_dp_seconds": t_dp,
+        "comm_tp_seconds": t_tp,
+        "comm_pp_seconds": t_pp,
+        "comm_cp_seconds": t_cp,
+        "comm_ep_seconds": t_ep,
+        "comm_host_seconds": t_host,
+    }
+    step = step_model(s, f, lay)
 
     # Largest micro-batch: activations and logits scale with b, the rest does not.
     per_sequence = (activations + logits) / b
@@ -343,7 +370,6 @@ def parallelism_given(
         "n_gpus_min": n_min,
         "n_gpus_min_note": note,
         "nodes_min": math.ceil(n_min / gpn) if found else "none",
-        "train_days_wall_at_min": days_at_min,
         "mem_shardable_bytes": shardable3,
         "mem_unshardable_per_gpu": unshardable,
         "dp_min_zero3": dp_min3,
@@ -371,16 +397,26 @@ def parallelism_given(
         "comm_ep_seconds": t_ep,
         "comm_seconds_per_step": t_comm,
         "pipeline_bubble": bubble,
-        "step_compute_seconds": t_compute,
-        "step_pipeline_seconds": t_pipeline,
-        "step_seconds_overlap": t_overlap,
-        "step_seconds_no_overlap": t_serial,
-        "mfu_implied_overlap": model_flops_step / (peak_all * t_overlap),
-        "mfu_implied_no_overlap": model_flops_step / (peak_all * t_serial),
+        "mem_act_layer_avg_gpu": layer_avg,
+        **step,
         "mem_per_sequence_gpu": per_sequence,
         "mem_fixed_per_gpu": fixed_mb,
         "max_micro_batch": max_mb,
         "grad_accum_at_max_micro_batch": accum_at_max,
+    }
+
+
+def with_schedule(s: Scenario, lay: dict[str, float], sch: dict[str, float]) -> dict[str, float]:
+    """The Parallelism keys that need the Schedule: days on the fewest GPUs, and the
+    run's days and GPU cost at the predicted step time (what `sheetgen advise` ranks)."""
+    run = s.run
+    n_min = lay["n_gpus_min"]
+    days_layout = sch["steps"] * lay["step_seconds_predicted"] / run.goodput / SECONDS_PER_DAY
+    return {
+        # No days where no count fits.
+        "train_days_wall_at_min": (
+            sch["train_days_wall"] * run.n_gpus / n_min if n_min != "none" else "–"
+        ),
         "train_days_wall_layout": days_layout,
         "cost_usd_layout": run.n_gpus * days_layout * HOURS_PER_DAY * sch["gpu_price_used"],
     }

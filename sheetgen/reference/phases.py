@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, gpu_price_used
@@ -28,6 +29,7 @@ def phases(s: Scenario) -> dict[str, float]:
     f = flops(s)
     slots = inputs(s)
     price = gpu_price_used(s)
+    mfu_used = clock(s)["mfu_achieved"]
     out: dict[str, float] = {}
     names = ("tokens", "steps", "flops", "days", "days_wall", "gpu_hours", "cost")
     totals = dict.fromkeys(names, 0)
@@ -36,7 +38,8 @@ def phases(s: Scenario) -> dict[str, float]:
         tokens = slots[f"phase_{i}_tokens"]
         seq = slots[f"phase_{i}_seq_len"]
         batch = slots[f"phase_{i}_global_batch_tokens"]
-        mfu = slots[f"phase_{i}_mfu"]
+        mfu = slots[f"phase_{i}_mfu"] if run.mfu_source == "typed" else mfu_used
+        out[f"phase_{i}_mfu_used"] = mfu
         attn = f["flops_attn_per_token"]
         per_token = f["flops_per_token"] - attn + attn * seq / run.seq_len
         total_flops = tokens * per_token

@@ -17,24 +17,18 @@ from __future__ import annotations
 
 import math
 
+from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
+from sheetgen.reference.inputs import HOURS_PER_DAY, SECONDS_PER_DAY, splits_evenly
 from sheetgen.reference.params import params
 from sheetgen.scenario import Scenario
-
-SECONDS_PER_DAY = 86400
-HOURS_PER_DAY = 24
-
-
-def splits_evenly(accum: float) -> bool:
-    """A replica's share of the batch is a whole number >= 1 of micro-batches."""
-    return accum >= 1 and accum == math.floor(accum)
 
 
 def schedule(s: Scenario) -> dict[str, float]:
     run = s.run
     f = flops(s)
     p = params(s.model)
-    rate = run.n_gpus * f["peak_flops"] * f["mfu_achieved"]
+    rate = run.n_gpus * f["peak_flops"] * clock(s)["mfu_achieved"]
     seqs = run.global_batch_tokens / run.seq_len
     train_seconds = f["flops_train"] / rate
     train_days = train_seconds / SECONDS_PER_DAY

@@ -15,6 +15,7 @@ stops at the batch limit instead of drawing runs that cannot be laid out.
 
 from __future__ import annotations
 
+from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.memory import memory
 from sheetgen.reference.schedule import SECONDS_PER_DAY, schedule
@@ -41,6 +42,6 @@ def sweeps(s: Scenario) -> dict[str, float | str]:
     for k in range(1, SWEEP_POINTS + 1):
         out[f"sweep_gpus_used_{k}"] = min(run.sweep_gpus[k - 1], cap)
     for k in range(1, SWEEP_POINTS + 1):
-        rate = out[f"sweep_gpus_used_{k}"] * f["peak_flops"] * f["mfu_achieved"]
+        rate = out[f"sweep_gpus_used_{k}"] * f["peak_flops"] * clock(s)["mfu_achieved"]
         out[f"sweep_days_{k}"] = f["flops_train"] / rate / SECONDS_PER_DAY / run.goodput
     return out

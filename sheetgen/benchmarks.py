@@ -1,0 +1,205 @@
+"""Published training runs against the step-time model (``sheetgen benchmark-check``).
+
+``presets/benchmarks/*.yaml`` hold published runs, each with its source (paper or
+page, table, row), the layout as a sheetgen scenario and the published throughput.
+A row's ``role`` says whether the model's free parameters were fitted on it
+(``fit``) or it is only checked (``check``); docs/DESIGN.md lists both.
+
+Published tokens/s per GPU: printed (NeMo tables) or derived from the published
+TFLOP/s per GPU with the source's own FLOP count, stated per row:
+  ``printed``       tokens/s per GPU as printed;
+  ``megatron-eq3``  Narayanan et al. 2021, Eq. 3: F = 96 B s l h^2 (1 + s/6h +
+                    V/16lh) per iteration (recomputation counted), so tokens/s
+                    per GPU = TFLOP/s / (96 l h^2 (1 + s/6h + V/16lh));
+  ``sheetgen``      the source does not state its convention (Llama 3): TFLOP/s
+                    / this workbook's model FLOPs per token.
+A row whose recomputation is not published is predicted with the least
+recomputation that fits (none, then selective, then full), as a practitioner
+would choose; a row's ``mem_headroom`` is 0 (a run that ran fitted in the whole
+memory), unless the row says otherwise.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sheetgen.errors import SheetgenError, short
+
+RECOMPUTE_ORDER = ("none", "selective", "full")
+CONVENTIONS = ("printed", "megatron-eq3", "sheetgen")
+ROLES = ("fit", "check")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    id: str
+    source: str
+    row: str
+    role: str
+    scenario: dict[str, Any]
+    published: dict[str, Any]
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    bench: Benchmark
+    recompute: str
+    recompute_chosen: bool
+    fits: bool
+    mem_gb: float
+    published_tps: float
+    predicted_tps: float
+    predicted_mfu: float
+    published_mfu: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted_tps / self.published_tps - 1
+
+
+def benchmarks_dir() -> Path:
+    from sheetgen.paths import presets_dir
+
+    return presets_dir() / "benchmarks"
+
+
+def load(directory: Path | None = None) -> list[Benchmark]:
+    from sheetgen.yaml_load import load_yaml
+
+    directory = directory or benchmarks_dir()
+    out: list[Benchmark] = []
+    for path in sorted(directory.glob("*.yaml")):
+        doc = load_yaml(path.read_text(encoding="utf-8"), str(path))
+        source = doc["source"]["id"]
+        for run in doc["runs"]:
+            where = f"{path.name}: {run.get('id', '?')}"
+            if run.get("role") not in ROLES:
+                raise SheetgenError(f"{where}.role", f"expected fit or check, got {short(run)}")
+            conv = run["published"].get("flop_convention")
+            if conv not in CONVENTIONS:
+                raise SheetgenError(f"{where}.published.flop_convention", f"got {short(conv)}")
+            out.append(
+                Benchmark(
+                    id=run["id"],
+                    source=source,
+                    row=run["row"],
+                    role=run["role"],
+                    scenario=run["scenario"],
+                    published=run["published"],
+                    notes=run.get("notes", ""),
+                )
+            )
+    return out
+
+
+def _scenario(b: Benchmark, recompute: str, overrides: dict[str, Any]):
+    from sheetgen.scenario_file import scenario_from_dict
+
+    item = {"name": b.id, "train_tokens": 10**12, "mem_headroom": 0, "mfu_source": "layout"}
+    item.update(b.scenario)
+    item["recompute"] = recompute
+    item.update(overrides)
+    return scenario_from_dict(item)
+
+
+def published_tokens_per_s(b: Benchmark, flops_per_token: float) -> float:
+    pub, conv = b.published, b.published["flop_convention"]
+    if conv == "printed":
+        return float(pub["tokens_per_s_per_gpu"])
+    tflops = float(pub["tflops_per_gpu"]) * 1e12
+    if conv == "megatron-eq3":
+        m = b.scenario["model"]
+        layers, h, vocab, seq = m["n_layers"], m["hidden_size"], m["vocab_size"], None
+        seq = b.scenario["seq_len"]
+        per_token = 96 * layers * h * h * (1 + seq / (6 * h) + vocab / (16 * layers * h))
+        return tflops / per_token
+    return tflops / flops_per_token
+
+
+def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> Result:
+    """Predict one published run (``overrides``: run inputs; ``hw``: a Hardware to use)."""
+    from dataclasses import replace
+
+    from sheetgen.reference.flops import flops
+    from sheetgen.reference.parallelism import predicted
+
+    overrides = overrides or {}
+    stated = b.scenario.get("recompute")
+    options = (stated,) if stated else RECOMPUTE_ORDER
+    chosen = None
+    for rc in options:
+        s = _scenario(b, rc, overrides)
+        if hw is not None:
+            s = replace(s, hardware=hw)
+        lay = predicted(s)
+        chosen = (rc, s, lay)
+        if lay["fits_per_gpu"]:
+            break
+    assert chosen is not None
+    rc, s, lay = chosen
+    f = flops(s)
+    pub = published_tokens_per_s(b, f["flops_per_token"])
+    return Result(
+        bench=b,
+        recompute=rc,
+        recompute_chosen=not stated,
+        fits=bool(lay["fits_per_gpu"]),
+        mem_gb=lay["mem_total_calibrated"] / 1e9,
+        published_tps=pub,
+        predicted_tps=lay["tokens_per_s_per_gpu_predicted"],
+        predicted_mfu=lay["mfu_predicted"],
+        published_mfu=pub * f["flops_per_token"] / f["peak_flops"],
+    )
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median_abs: float
+    worst: float
+    p90_abs: float
+    fits: int
+
+
+def summarize(results: list[Result]) -> Summary:
+    errs = sorted(abs(r.error) for r in results)
+    worst = max((r.error for r in results), key=abs)
+    p90 = errs[min(len(errs) - 1, int(0.9 * len(errs)))] if errs else 0.0
+    return Summary(
+        n=len(results),
+        median_abs=statistics.median(errs) if errs else 0.0,
+        worst=worst,
+        p90_abs=p90,
+        fits=sum(r.fits for r in results),
+    )
+
+
+def markdown(results: list[Result]) -> str:
+    """The predicted-vs-published table and its summary as Markdown (docs/DESIGN.md
+    holds this block; ``sheetgen benchmark-check --format markdown`` prints it)."""
+    lines = [
+        "| run | role | published tok/s/GPU | predicted | error | fits |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for r in results:
+        fits = "yes" if r.fits else "no"
+        rc = f", {r.recompute} recomputation chosen" if r.recompute_chosen else ""
+        lines.append(
+            f"| {r.bench.id} | {r.bench.role} | {r.published_tps:,.1f} | "
+            f"{r.predicted_tps:,.1f} | {r.error:+.1%} | {fits}{rc} |"
+        )
+    lines.append("")
+    for label, role in (("fit rows", "fit"), ("check rows", "check"), ("all rows", None)):
+        subset = [r for r in results if role in (None, r.bench.role)]
+        if subset:
+            s = summarize(subset)
+            lines.append(
+                f"- {label}: {s.n} runs; median |error| {s.median_abs:.1%}, worst "
+                f"{s.worst:+.1%}, 90th percentile |error| {s.p90_abs:.1%}; {s.fits} of "
+                f"{s.n} published layouts fit in memory"
+            )
+    return "\n".join(lines) + "\n"

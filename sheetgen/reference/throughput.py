@@ -1,0 +1,129 @@
+"""The step-time model of the Parallelism sheet: how long one optimizer step takes on
+this layout, and the throughput and MFU that follow (the workbook's one clock).
+
+Per GPU and optimizer step (T tokens per step, G GPUs; every GPU does 1/G of the
+step's FLOPs):
+
+  GEMMs        t_gemm = GEMM FLOPs x T / G / (GEMM peak x e_gemm)
+               GEMM FLOPs: the hardware FLOPs per token less the attention core
+               (recomputation included); GEMM peak: the FP8 peak when peak_dtype
+               is fp8 (FP8 on the GEMMs only), else BF16.
+               e_gemm = e_max x d / (d + d_half), d = min(hidden / tp, b x s / cp):
+               the narrowest dimension of the layer's GEMMs; a GEMM too narrow to
+               fill the chip's tiles and waves runs below the large-GEMM rate
+               (NVIDIA, Matrix Multiplication Background User's Guide).
+  attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
+               e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s / cp: flash
+               attention gets faster with longer sequences (Dao 2023,
+               FlashAttention-2, section 4.1, Figure 5; Shah et al. 2024,
+               FlashAttention-3, section 4.1).
+  elementwise  t_elem = passes x (4/3 with full recomputation) x the stage's
+               activation bytes per step / HBM bandwidth: norms, activations,
+               dropout, residuals and the loss read and write the tensors the
+               Memory sheet counts; `elementwise_passes` HBM passes over them
+               per forward + backward.
+  optimizer    t_opt = 2 x static bytes per GPU / HBM bandwidth (the update
+               reads and writes every state the GPU keeps once per step).
+  per micro-batch communication, exposed share: tensor parallel
+               (1 - tp_comm_overlap), context parallel (ring attention: what the
+               attention core does not hide), expert parallel (1 -
+               ep_comm_overlap), pipeline point-to-point (all of it).
+  pipeline     (compute + exposed micro-batch communication) x (1 + (pp - 1) /
+               (v x m)) (Narayanan et al. 2021, section 2.2.2).
+  data parallel  gradient reduce-scatter / all-gather overlap the backward and
+               forward except the last bucket: exposed = max(t_dp - window,
+               t_dp x the last bucket's share); the window is one micro-batch's
+               compute with ZeRO 0-1 (the reduction follows the last
+               micro-batch), the whole step's with ZeRO-2/3 (gradients reduced,
+               and with ZeRO-3 weights gathered, every micro-batch).
+  host (offload) traffic: all of it.
+
+step = pipeline + data parallel + host + optimizer; tokens/s per GPU = T / (step x
+G); MFU = tokens/s x model FLOPs per token / the peak named by peak_dtype (the
+FLOPs sheet's convention: 3 x forward, causal attention counted at
+causal_factor); HFU the same with hardware FLOPs (recomputation included).
+
+The efficiencies (e_max, d_half, e_attn_max, s_half per hardware preset;
+elementwise_passes, tp_comm_overlap run inputs) are fitted on the published runs
+in presets/benchmarks/ (`sheetgen benchmark-check` prints predicted vs published).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sheetgen.scenario import Scenario
+
+TERA = 10**12
+FULL_RECOMPUTE_ELEMENTWISE = 4 / 3  # one more forward on top of forward + backward (3 passes)
+
+
+def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str, float]:
+    """The step-time keys from the FLOPs counts ``f`` and the layout keys ``lay``
+    (memory per GPU, communication times, bubble) of the Parallelism sheet."""
+    run, hw, m = s.run, s.hardware, s.model
+    n, tokens = run.n_gpus, run.global_batch_tokens
+    mb = lay["pp_microbatches_used"]
+    hbm = hw.hbm_tbps * TERA
+
+    fp8 = run.peak_dtype == "fp8"
+    gemm_peak = (hw.peak_fp8_tflops if fp8 else hw.peak_bf16_tflops) * TERA
+    gemm_eff_max = hw.gemm_eff_fp8 if fp8 else hw.gemm_eff_bf16
+    gemm_dim = min(m.hidden_size / run.tp, run.micro_batch * run.seq_len / run.cp)
+    gemm_eff = gemm_eff_max * gemm_dim / (gemm_dim + hw.gemm_dim_half)
+    attn_hw = f["flops_attn_hw_per_token"]
+    gemm_hw = f["flops_hw_per_token"] - attn_hw
+    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff)
+    attn_seq = run.seq_len / run.cp
+    attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
+    t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
+
+    recompute_factor = FULL_RECOMPUTE_ELEMENTWISE if run.recompute == "full" else 1
+    act_step = lay["mem_act_layer_avg_gpu"] * lay["layers_per_stage"] * mb
+    t_elem = run.elementwise_passes * recompute_factor * act_step / hbm
+    t_opt = 2 * lay["mem_static_per_gpu"] / hbm
+    t_compute = t_gemm + t_attn + t_elem
+
+    tp_exposed = (1 - run.tp_comm_overlap) * lay["comm_tp_seconds"]
+    cp_exposed = max(0.0, lay["comm_cp_seconds"] - t_attn)
+    ep_exposed = (1 - run.ep_comm_overlap) * lay["comm_ep_seconds"]
+    per_microbatch = t_compute + tp_exposed + cp_exposed + ep_exposed + lay["comm_pp_seconds"]
+    bubble_ratio = (run.pp - 1) / (run.pp_virtual_stages * mb)
+    t_pipeline = per_microbatch * (1 + bubble_ratio)
+
+    t_dp = lay["comm_dp_seconds"]
+    every_mb = run.zero_stage >= 2  # ZeRO-2/3 reduce (and ZeRO-3 gather) every micro-batch
+    window = t_compute if every_mb else t_compute / mb
+    bucket_share = min(1.0, run.dp_bucket_params / lay["params_per_gpu"])
+    last_bucket = t_dp * bucket_share / (mb if every_mb else 1)
+    dp_exposed = max(t_dp - window, last_bucket)
+
+    step = t_pipeline + dp_exposed + lay["comm_host_seconds"] + t_opt
+    tps = tokens / (step * n)
+    peak = f["peak_flops"]
+    return {
+        "gemm_peak_flops": gemm_peak,
+        "gemm_narrow_dim": gemm_dim,
+        "gemm_efficiency": gemm_eff,
+        "step_gemm_seconds": t_gemm,
+        "attn_kernel_seq": attn_seq,
+        "attn_efficiency": attn_eff,
+        "step_attn_seconds": t_attn,
+        "act_bytes_per_step_gpu": act_step,
+        "step_elementwise_seconds": t_elem,
+        "step_optimizer_seconds": t_opt,
+        "step_compute_seconds": t_compute,
+        "comm_tp_exposed_seconds": tp_exposed,
+        "comm_cp_exposed_seconds": cp_exposed,
+        "comm_ep_exposed_seconds": ep_exposed,
+        "step_microbatch_path_seconds": per_microbatch,
+        "pipeline_bubble_ratio": bubble_ratio,
+        "step_pipeline_seconds": t_pipeline,
+        "dp_overlap_window_seconds": window,
+        "dp_last_bucket_share": bucket_share,
+        "comm_dp_exposed_seconds": dp_exposed,
+        "step_seconds_predicted": step,
+        "tokens_per_s_per_gpu_predicted": tps,
+        "mfu_predicted": tps * f["flops_per_token"] / peak,
+        "hfu_predicted": tps * f["flops_hw_per_token"] / peak,
+    }

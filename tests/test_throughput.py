@@ -1,0 +1,352 @@
+"""The one clock (issue 21): the step-time model against published runs, the clock the
+whole workbook follows, the range around it, advise on the same clock and impossible
+layouts refused."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from helpers import build_matrix, calc, libreoffice_values, mismatches
+
+from sheetgen import benchmarks, presets
+from sheetgen.cli import main
+from sheetgen.reference import compute
+from sheetgen.run_fields import MFU_RANGE
+from sheetgen.scenario import HOPPER_KERNELS, KERNEL_FIELDS
+from sheetgen.scenario_file import load_scenarios
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = [benchmarks.evaluate(b) for b in benchmarks.load()]
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+# --- The model against the published runs -------------------------------------------
+
+
+def test_design_notes_state_what_benchmark_check_prints() -> None:
+    """docs/DESIGN.md holds the predicted-vs-published table: a row that drifts from
+    its stated error, or a changed summary, fails here (regenerate with
+    `sheetgen benchmark-check --format markdown`)."""
+    text = (ROOT / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    block = re.search(
+        r"<!-- benchmark-check:start -->\n(.*?)<!-- benchmark-check:end -->", text, re.S
+    )
+    assert block, "docs/DESIGN.md has no benchmark-check block"
+    assert block.group(1) == benchmarks.markdown(RESULTS)
+
+
+def test_every_row_names_its_source_and_role() -> None:
+    rows = benchmarks.load()
+    assert len({b.id for b in rows}) == len(rows)
+    assert {b.source for b in rows} == {"megatron2021", "llama3", "nemo"}
+    for b in rows:
+        assert b.row and b.role in ("fit", "check"), b.id
+    fit = [b for b in rows if b.role == "fit"]
+    assert {b.source for b in fit} == {"megatron2021", "llama3", "nemo"}
+    assert len(fit) < len(rows) / 2, "most rows must be held out"
+
+
+@pytest.mark.parametrize("r", RESULTS, ids=[r.bench.id for r in RESULTS])
+def test_predictions_are_positive_and_convention_free(r) -> None:
+    """Compared in tokens/s per GPU; the MFU column follows from it by one convention."""
+    assert r.predicted_tps > 0 and r.published_tps > 0
+    assert r.predicted_mfu / r.published_mfu == pytest.approx(
+        r.predicted_tps / r.published_tps, rel=1e-9
+    )
+
+
+def test_megatron_eq3_conversion_reproduces_the_paper_row() -> None:
+    """Narayanan et al. 2021, Table 1: 1T model, 3,072 GPUs, 163 TFLOP/s per GPU."""
+    b = next(b for b in benchmarks.load() if b.id == "megatron2021-1008b-g3072")
+    layers, h, vocab, seq = 128, 25600, 51200, 2048
+    per_token = 96 * layers * h * h * (1 + seq / (6 * h) + vocab / (16 * layers * h))
+    assert benchmarks.published_tokens_per_s(b, 1.0) == pytest.approx(163e12 / per_token)
+
+
+def test_mfu_range_default_is_the_calibration_error() -> None:
+    """The MFU range's default width is the 90th-percentile |error| on the shipped runs."""
+    assert MFU_RANGE == pytest.approx(benchmarks.summarize(RESULTS).p90_abs, abs=0.005)
+
+
+def test_hopper_defaults_are_the_h100_calibration() -> None:
+    h100 = presets.hardware()["h100-sxm"]
+    assert {k: getattr(h100, k) for k in KERNEL_FIELDS} == HOPPER_KERNELS
+
+
+def test_benchmark_check_command_prints_every_row_and_the_summary() -> None:
+    result = run("benchmark-check", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    for r in RESULTS:
+        assert r.bench.id in result.output
+    assert "median |error|" in result.output and "published layouts fit" in result.output
+
+
+# --- The step-time model's shape ----------------------------------------------------
+
+
+def test_step_terms_add_up() -> None:
+    v = calc("405B", model="llama3-405b", n_gpus=16384, tp=8, pp=16, zero_stage=1,
+             sequence_parallel=1, recompute="full", seq_len=8192,
+             global_batch_tokens="16Mi")  # fmt: skip
+    assert v["step_compute_seconds"] == pytest.approx(
+        v["step_gemm_seconds"] + v["step_attn_seconds"] + v["step_elementwise_seconds"]
+    )
+    assert v["step_seconds_predicted"] == pytest.approx(
+        v["step_pipeline_seconds"]
+        + v["comm_dp_exposed_seconds"]
+        + v["comm_host_seconds"]
+        + v["step_optimizer_seconds"]
+    )
+    assert v["mfu_predicted"] == pytest.approx(
+        v["tokens_per_s_per_gpu_predicted"] * v["flops_per_token"] / v["peak_flops"]
+    )
+
+
+def test_fp8_speeds_up_the_gemms_only() -> None:
+    base = {"model": "llama3-70b", "n_gpus": 64, "tp": 8, "sequence_parallel": 1}
+    bf16 = calc("bf16", **base)
+    fp8 = calc("fp8", **base, peak_dtype="fp8")
+    assert fp8["step_gemm_seconds"] < bf16["step_gemm_seconds"]
+    for key in ("step_attn_seconds", "step_elementwise_seconds", "comm_tp_seconds"):
+        assert fp8[key] == pytest.approx(bf16[key]), key
+
+
+def test_more_interleaving_shrinks_the_bubble_and_recomputation_costs_time() -> None:
+    base = {"model": "llama3-70b", "n_gpus": 256, "tp": 8, "pp": 4, "sequence_parallel": 1}
+    v1 = calc("v1", **base, recompute="selective")
+    v4 = calc("v4", **base, recompute="selective", pp_virtual_stages=4)
+    assert v4["pipeline_bubble_ratio"] == pytest.approx(v1["pipeline_bubble_ratio"] / 4)
+    assert v4["step_seconds_predicted"] < v1["step_seconds_predicted"]
+    full = calc("full", **base, recompute="full")
+    assert full["step_gemm_seconds"] > v1["step_gemm_seconds"]
+
+
+def test_narrow_gemms_run_below_the_large_gemm_rate() -> None:
+    wide = calc("tp1", model="llama3-8b", n_gpus=8, tp=1)
+    narrow = calc("tp8", model="llama3-8b", n_gpus=8, tp=8)
+    assert narrow["gemm_efficiency"] < wide["gemm_efficiency"]
+
+
+# --- One clock -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["layout", "typed", "measured"])
+def test_every_day_uses_the_clock(source: str) -> None:
+    settings = {"model": "llama3-8b", "n_gpus": 64, "mfu": 0.3, "mfu_source": source}
+    if source == "measured":
+        settings["measured_tokens_per_s_per_gpu"] = 5000
+    v = calc(source, **settings)
+    expected = {
+        "layout": v["mfu_predicted"],
+        "typed": 0.3,
+        "measured": 5000 * v["flops_per_token"] / v["peak_flops"],
+    }[source]
+    assert v["mfu_achieved"] == pytest.approx(expected, rel=1e-12)
+    days = v["flops_train"] / (64 * v["peak_flops"] * expected) / 86400 / v["goodput"]
+    assert v["train_days_wall"] == pytest.approx(days, rel=1e-12)
+    assert v["plan_days_wall"] == pytest.approx(days, rel=1e-12)
+    assert v["mfu_clock_text"].endswith(f"{round(expected * 100, 1):g}%")
+
+
+def test_a_scenario_without_a_clock_runs_on_what_it_gives() -> None:
+    assert load_default()[0].run.mfu_source == "layout"
+    assert calc("typed", model="llama3-8b", n_gpus=8, mfu=0.4)["mfu_source"] == "typed"
+    measured = calc("m", model="llama3-8b", n_gpus=8, measured_step_seconds=10)
+    assert measured["mfu_source"] == "measured"
+
+
+def test_typed_mfu_far_from_the_prediction_is_a_warning_naming_both() -> None:
+    near = calc("near", model="llama3-8b", n_gpus=64)
+    predicted = near["mfu_predicted"]
+    ok = calc("ok", model="llama3-8b", n_gpus=64, mfu=round(predicted * 1.1, 4))
+    far = calc("far", model="llama3-8b", n_gpus=64, mfu=round(predicted * 0.7, 4))
+    assert ok["chk_mfu_typed_near"] == 1 and ok["mfu_typed_note"] == "OK"
+    assert far["chk_mfu_typed_near"] == 0
+    assert f"{round(predicted * 70, 1):g}%" in far["mfu_typed_note"]
+    assert f"{round(predicted * 100, 1):g}% predicted" in far["mfu_typed_note"]
+
+
+def load_default():
+    from sheetgen.scenario_file import default_scenario_path
+
+    return load_scenarios(default_scenario_path())
+
+
+# --- Impossible layouts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (["--model", "llama3-8b", "--gpus", "24", "--tp", "3"], "tp"),
+        (["--model", "llama3-8b", "--gpus", "64", "--pp", "64"], "pp"),
+        (["--model", "llama3-8b", "--micro-batch", "4", "--global-batch-tokens", "8192"],
+         "micro_batch"),
+    ],
+)  # fmt: skip
+def test_impossible_layouts_end_in_one_line(flags: list[str], field: str) -> None:
+    result = run("compute", "--hardware", "h100-sxm", *flags)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0] and "accepted" in lines[0], lines
+
+
+# --- advise on the same clock ----------------------------------------------------
+
+
+def test_deadline_picks_the_cheapest_plan_that_meets_it() -> None:
+    from sheetgen.advise import Goal, search
+    from sheetgen.cli_support import scenarios_from_args
+
+    flags = {"model": "llama3-8b", "hardware": "h100-sxm", "train_tokens": "10B"}
+    base = scenarios_from_args(None, flags)[0]
+    goal = Goal(deadline_days=4.5, max_gpus=4)
+    everything = search(base, Goal(max_gpus=4), top=10**6)
+    meeting = [p for p in everything.plans if p.days <= 4.5]
+    assert 1 < len(meeting) < len(everything.plans), "the deadline must bind"
+    best = search(base, goal, top=1).plans[0]
+    assert best.days <= 4.5
+    cheapest = min(p.cost for p in meeting)
+    assert best.cost == pytest.approx(cheapest, rel=1e-9)
+    fewest = min(p.scenario.run.n_gpus for p in meeting if p.cost <= cheapest * (1 + 1e-12))
+    assert best.scenario.run.n_gpus == fewest
+
+
+def test_gpus_combine_with_a_deadline() -> None:
+    result = run("advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--tokens",
+                 "100B", "--gpus", "64", "--deadline", "30", "--top", "2", "--format", "csv")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert ",64," in result.output
+
+
+@pytest.fixture(scope="module")
+def advised(tmp_path_factory) -> tuple[Path, list]:
+    """advise --write with a name, then the workbook generated from that file."""
+    from sheetgen.advise import Goal, search
+    from sheetgen.cli_support import scenarios_from_args
+
+    folder = tmp_path_factory.mktemp("advise")
+    plans = folder / "plans.yaml"
+    args = ["--model", "llama3-70b", "--hardware", "h100-sxm", "--tokens", "1T",
+            "--gpus", "128", "--name", "Our 70B"]  # fmt: skip
+    result = run("advise", *args, "--top", "3", "--write", str(plans))
+    assert result.exit_code == 0, result.output
+    flags = {"model": "llama3-70b", "hardware": "h100-sxm", "train_tokens": "1T",
+             "n_gpus": 128, "scenario_name": "Our 70B"}  # fmt: skip
+    shown = search(scenarios_from_args(None, flags)[0], Goal(gpus=128), top=3).plans
+    workbook = folder / "plans.xlsx"
+    assert run("generate", str(plans), "-o", str(workbook)).exit_code == 0
+    return workbook, shown, plans
+
+
+def test_write_keeps_the_name_numbers_and_distinct_plans(advised) -> None:
+    _, shown, plans = advised
+    items = yaml.safe_load(plans.read_text())["scenarios"]
+    assert items[0]["name"] == "Our 70B" and items[1]["name"] == "Our 70B #2"
+    assert isinstance(items[0]["train_tokens"], int) and items[0]["mfu_source"] == "layout"
+    fingerprints = {repr(sorted((k, v) for k, v in i.items() if k != "name")) for i in items}
+    assert len(fingerprints) == len(items)
+
+
+@pytest.mark.libreoffice
+def test_summary_days_and_cost_equal_what_advise_printed(advised) -> None:
+    workbook, shown, plans = advised
+    values = libreoffice_values(workbook)
+    names = [i["name"] for i in yaml.safe_load(plans.read_text())["scenarios"]]
+    for name, plan in zip(names, shown, strict=False):
+        days = values[("Summary", "plan_days_wall", name)]
+        cost = values[("Summary", "cost_total_usd", name)]
+        assert days == pytest.approx(plan.days, rel=0.005), name
+        assert cost == pytest.approx(plan.cost, rel=0.005), name
+
+
+# --- The workbook: every new key, and edits a person makes ---------------------------
+
+MATRIX = [
+    {"name": "405B paper layout, layout clock", "model": "llama3-405b", "hardware": "h100-sxm",
+     "n_gpus": 16384, "tp": 8, "pp": 16, "pp_virtual_stages": 2, "sequence_parallel": 1,
+     "zero_stage": 1, "recompute": "full", "seq_len": 8192, "global_batch_tokens": "16Mi",
+     "train_tokens": "15.6T"},
+    {"name": "70B FP8 cp2, typed far from the prediction", "model": "llama3-70b",
+     "hardware": "h100-sxm", "n_gpus": 64, "tp": 4, "pp": 4, "pp_virtual_stages": 5, "cp": 2,
+     "sequence_parallel": 1, "zero_stage": 1, "peak_dtype": "fp8", "seq_len": 8192,
+     "global_batch_tokens": "1Mi", "mfu": 0.2, "mfu_range": 0.3, "goodput_range": 0.1},
+    {"name": "8B FSDP measured", "model": "llama3-8b", "hardware": "a100-80gb", "n_gpus": 32,
+     "zero_stage": 3, "measured_tokens_per_s_per_gpu": 3100, "tp_comm_overlap": 0.5,
+     "elementwise_passes": 4, "dp_bucket_params": 25000000},
+    {"name": "Mixtral ep8 on a team-less B200", "model": "mixtral-8x7b", "hardware": "b200",
+     "n_gpus": 64, "tp": 2, "ep": 8, "zero_stage": 2, "ep_comm_overlap": 0.3,
+     "phases": [{"tokens": "500B", "seq_len": 4096, "mfu": 0.3},
+                {"tokens": "500B", "seq_len": 8192, "mfu": 0.35}]},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("clock")
+    return build_matrix(folder, MATRIX, "clock")
+
+
+@pytest.mark.libreoffice
+def test_libreoffice_equals_reference_on_every_key(matrix) -> None:
+    path, _scenarios, expected = matrix
+    bad = mismatches(libreoffice_values(path), expected)
+    assert not bad, "\n".join(bad[:30])
+
+
+def test_inprocess_engine_equals_reference_on_every_key(matrix) -> None:
+    from sheetgen.recalc import recalc_pycel
+
+    path, _scenarios, expected = matrix
+    bad = mismatches(recalc_pycel(path), expected)
+    assert not bad, "\n".join(bad[:30])
+
+
+@pytest.mark.libreoffice
+def test_edits_in_a_spreadsheet_move_the_clock_range_and_verdict(tmp_path: Path) -> None:
+    """A person types tp 3 (32 heads), pp above the layers, and a new MFU on a typed
+    column: the verdict turns red with the reason, and the range holds the new days."""
+    import openpyxl
+
+    items = [
+        {"name": "tp typed", "model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 24},
+        {"name": "pp typed", "model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 64},
+        {"name": "mfu typed", "model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 64,
+         "mfu": 0.4},
+    ]  # fmt: skip
+    path, _s, _e = build_matrix(tmp_path, items, "edit")
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    ws.cell(row=rows["tp"], column=4).value = 3
+    ws.cell(row=rows["pp"], column=5).value = 64
+    ws.cell(row=rows["mfu"], column=6).value = 0.62
+    wb.save(path)
+    values = libreoffice_values(path)
+    assert values[("Checks", "plan_ok", "tp typed")] == 0
+    assert values[("Checks", "plan_verdict", "tp typed")] == (
+        "layout impossible: tp 3 does not divide the 32 query heads"
+    )
+    assert values[("Checks", "plan_verdict", "pp typed")] == (
+        "layout impossible: pp 64 stages for 32 layers"
+    )
+    edited = {**items[2], "mfu": 0.62}
+    expected = compute(load_scenarios_from(tmp_path, [edited])[0])
+    days = values[("Summary", "plan_days_wall", "mfu typed")]
+    assert days == pytest.approx(expected["plan_days_wall"], rel=1e-9)
+    low = values[("Summary", "train_days_wall_low", "mfu typed")]
+    high = values[("Summary", "train_days_wall_high", "mfu typed")]
+    assert low < days < high
+
+
+def load_scenarios_from(folder: Path, items: list[dict]):
+    spec = folder / "edited.yaml"
+    spec.write_text(yaml.safe_dump({"scenarios": items}))
+    return load_scenarios(spec)
