@@ -15,6 +15,7 @@ import unicodedata
 from typing import Any
 
 from sheetgen.errors import SheetgenError, short
+from sheetgen.run_fields import FIELDS
 
 # Excel's grid (Microsoft, "Excel specifications and limits"): 16,384 columns per
 # sheet.  Every sheet holds key, quantity, unit, one column per scenario, formula
@@ -35,65 +36,11 @@ MAX_TEXT_CHARS = 2_000
 # looked-up id: "llama*" would silently pick the first id starting with "llama".
 ID_WILDCARDS = "*?~"
 
-# Run settings: (lowest, highest, why).  Whole-number settings keep INT_RANGES'
-# (run_fields.py) lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
-_COUNT = "beyond any cluster planned (the largest today are ~10^5 GPUs)"
+# Run settings: (lowest, highest, why), declared with each field in the registry
+# (sheetgen/run_fields.py FIELDS).  Whole-number settings keep INT_RANGES' lower bound;
+# fractions and shares keep their (0, 1] / [0, 1) rule as well.
 RUN_LIMITS: dict[str, tuple[float, float, str]] = {
-    "n_gpus": (1, 10**7, _COUNT),
-    "train_tokens": (1, 10**17, "100,000x Llama 3's 15.6T tokens"),
-    "seq_len": (1, 10**8, "100M tokens, 10x the longest context published"),
-    "micro_batch": (1, 10**6, "sequences per GPU per pass"),
-    "global_batch_tokens": (1, 10**12, "tokens per optimizer step"),
-    "causal_factor": (1e-4, 1, "share of attention FLOPs performed"),
-    "mfu": (1e-4, 1, "below 0.01% the plan would take millennia"),
-    "goodput": (1e-4, 1, "share of time spent training"),
-    "price_per_gpu_hour": (0, 10**4, "USD per GPU-hour"),
-    "price_per_gpu_hour_reserved": (0, 10**4, "USD per GPU-hour"),
-    "pue": (1, 10, "facility power / IT power"),
-    "electricity_price_per_kwh": (0, 100, "USD per kWh"),
-    "contingency": (0, 1, "at most 100% on top of the cost"),
-    "measured_tokens_per_s_per_gpu": (0, 10**9, "tokens/s per GPU"),
-    "measured_step_seconds": (0, 10**7, "seconds per step (about 4 months)"),
-    "measured_peak_mem": (0, 10**15, "bytes per GPU (1 PB)"),
-    "inf_batch": (1, 10**7, "concurrent sequences"),
-    "inf_context": (1, 10**8, "tokens per sequence"),
-    "prompt_len": (1, 10**8, "tokens per prompt"),
-    "output_len": (1, 10**8, "tokens per answer"),
-    "inf_tp": (1, 10**5, "GPUs serving one replica"),
-    "quant_scale_bytes": (0, 8, "bytes per weight added by scales"),
-    "inf_compute_eff": (1e-4, 1, "share of the dense peak"),
-    "inf_bw_eff": (1e-4, 1, "share of HBM bandwidth"),
-    "inf_overhead_bytes": (0, 10**15, "bytes per GPU (1 PB)"),
-    "overhead_bytes": (0, 10**15, "bytes per GPU (1 PB)"),
-    "logits_bytes": (0, 16, "bytes per value"),
-    "dropout_mask_bytes": (0, 16, "bytes per value"),
-    "dp": (1, 10**7, _COUNT),
-    "tp": (1, 10**5, "GPUs splitting one layer"),
-    "pp": (1, 10**5, "pipeline stages"),
-    "cp": (1, 10**5, "GPUs splitting one sequence"),
-    "ep": (1, 10**5, "GPUs splitting the experts"),
-    "zero_stage": (0, 3, "ZeRO stages"),
-    "sequence_parallel": (0, 1, "a 1/0 switch"),
-    "pp_microbatches": (0, 10**9, "micro-batches per step; 0 = derived from the batch"),
-    "pp_virtual_stages": (1, 10**5, "model chunks per GPU"),
-    "gpus_per_node": (1, 10**5, "GPUs per node"),
-    "mem_headroom": (0, 0.99, "share of memory kept free"),
-    "compute_efficiency": (1e-4, 1, "share of the dense peak"),
-    # Offload and paged KV cache (issue 12's settings).
-    "offload_optimizer": (0, 1, "a 1/0 switch"),
-    "offload_params": (0, 1, "a 1/0 switch"),
-    "host_buffer_factor": (1e-3, 100, "host bytes per offloaded byte"),
-    "kv_block_tokens": (1, 10**6, "tokens per KV-cache block"),
-    "inf_collective_latency_s": (0, 10, "seconds per all-reduce"),
-    # Budget proposal settings: energy switch, cost range, sensitivity, months.
-    "price_includes_power": (0, 1, "a 1/0 switch"),
-    "mfu_low": (1e-4, 1, "below 0.01% the plan would take millennia"),
-    "mfu_high": (1e-4, 1, "below 0.01% the plan would take millennia"),
-    "goodput_low": (1e-4, 1, "share of time spent training"),
-    "goodput_high": (1e-4, 1, "share of time spent training"),
-    "sensitivity_step": (1e-4, 0.99, "a relative change below 100%"),
-    "month_horizon": (1, 36, "months the spend table holds"),
-    "fiscal_year_start_month": (1, 12, "a calendar month"),
+    f.key: f.limit for f in FIELDS if f.limit is not None
 }
 # Model fields: whole numbers up to these (the lower bounds: MODEL_POSITIVE_FIELDS in
 # scenario.py, checked in scenario_parse.py).
