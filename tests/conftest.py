@@ -9,6 +9,29 @@ import pytest
 from sheetgen.recalc import gnumeric_available, libreoffice_available
 
 
+def _click_runner_as_8_2() -> None:
+    """Click 8.2's CliRunner keeps stderr apart (``result.stderr``) and ``output`` shows
+    both streams; 8.1, pyproject's floor, mixes them unless ``mix_stderr=False`` (a
+    parameter 8.2 removed).  The tests are written for 8.2: under 8.1, the runner
+    keeps the streams apart and ``output`` is stdout followed by stderr."""
+    import inspect
+
+    from click import testing
+
+    if "mix_stderr" not in inspect.signature(testing.CliRunner.__init__).parameters:
+        return
+    init = testing.CliRunner.__init__
+
+    def __init__(self, *args, mix_stderr=False, **kwargs):  # noqa: N807
+        init(self, *args, mix_stderr=mix_stderr, **kwargs)
+
+    testing.CliRunner.__init__ = __init__
+    testing.Result.output = property(lambda r: r.stdout + r.stderr)
+
+
+_click_runner_as_8_2()
+
+
 def require_libreoffice() -> None:
     """Skip the calling test when LibreOffice is absent, or fail if CI requires it."""
     if libreoffice_available():
