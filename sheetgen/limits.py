@@ -10,7 +10,6 @@ says why it is there.
 
 from __future__ import annotations
 
-import datetime as dt
 import unicodedata
 from typing import Any
 
@@ -22,9 +21,6 @@ from sheetgen.run_fields import FIELDS
 # in words and source: five columns besides the scenarios.
 SHEET_COLUMNS = 16_384
 MAX_SCENARIOS = SHEET_COLUMNS - 5
-
-# The last date Excel and LibreOffice can show (serial 2,958,465).
-DATE_MAX = dt.date(9999, 12, 31)
 
 # Names and ids appear in column headers, drop-down lists and chart legends;
 # 100 characters is longer than any model or scenario name in use.  Sources and
@@ -145,16 +141,16 @@ def check_results(name: str, result: dict[str, Any]) -> None:
     (the last date Excel and LibreOffice show) and finite numbers."""
     import math
 
-    from sheetgen.scenario import date_from_serial, excel_serial
+    from sheetgen.scenario import SPREADSHEET_DATE_MAX, date_from_serial, excel_serial
 
     dates = [v for k, v in result.items() if k.startswith("finish_date")]
     finish = max((v for v in dates if isinstance(v, (int, float))), default=None)
-    if isinstance(finish, (int, float)) and not finish <= excel_serial(DATE_MAX):
+    if isinstance(finish, (int, float)) and not finish <= excel_serial(SPREADSHEET_DATE_MAX):
         days = result.get("train_days_wall", float("nan"))
         raise SheetgenError(
             f"scenario {short(name)}: start_date",
             f"the run ({days:,.0f} wall-clock days) would finish after "
-            f"{DATE_MAX.isoformat()}, the last date a spreadsheet can show; "
+            f"{SPREADSHEET_DATE_MAX.isoformat()}, the last date a spreadsheet can show; "
             "plan fewer tokens, more GPUs or an earlier start",
         )
     if isinstance(finish, (int, float)):

@@ -178,10 +178,14 @@ class Recipe:
 # Excel's 1900 date system: serial 1 = 1900-01-01, and serials count from
 # 1899-12-30 for every date from 1900-03-01 on (Excel's phantom 1900-02-29).
 EXCEL_EPOCH = dt.date(1899, 12, 30)
-DATE_MIN = dt.date(1901, 1, 1)
-# The spend-by-month table reaches 36 months and up to 4 fiscal years past the start;
-# every date it shows must stay before the spreadsheets' last date, 9999-12-31.
-DATE_MAX = dt.date(9994, 12, 31)
+# The last date Excel and LibreOffice can show (serial 2,958,465): no finish date
+# may pass it (limits.check_results).
+SPREADSHEET_DATE_MAX = dt.date(9999, 12, 31)
+# The start dates a scenario may give.  The spend-by-month table reaches 36 months
+# and up to 4 fiscal years past the start; every date it shows must stay before
+# SPREADSHEET_DATE_MAX, hence five years earlier.
+START_DATE_MIN = dt.date(1901, 1, 1)
+START_DATE_MAX = dt.date(9994, 12, 31)
 
 
 def excel_serial(day: dt.date) -> int:

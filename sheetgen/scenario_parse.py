@@ -38,8 +38,6 @@ from sheetgen.run_fields import (
     SWEEP_POINTS,
 )
 from sheetgen.scenario import (
-    DATE_MAX,
-    DATE_MIN,
     HARDWARE_FIELDS,
     HARDWARE_ZERO_OK,
     MLPS,
@@ -47,6 +45,9 @@ from sheetgen.scenario import (
     MODEL_INT_FIELDS,
     MODEL_POSITIVE_FIELDS,
     NORMS,
+    SPREADSHEET_DATE_MAX,
+    START_DATE_MAX,
+    START_DATE_MIN,
     Hardware,
     Model,
     Phase,
@@ -129,13 +130,13 @@ def parse_date(value: Any, field: str) -> dt.date:
             ) from None
     if not isinstance(value, dt.date):
         raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {short(value)}")
-    if value < DATE_MIN:
-        raise SheetgenError(field, f"must be {DATE_MIN.isoformat()} or later, got {value}")
-    if value > DATE_MAX:
+    if value < START_DATE_MIN:
+        raise SheetgenError(field, f"must be {START_DATE_MIN.isoformat()} or later, got {value}")
+    if value > START_DATE_MAX:
         raise SheetgenError(
             field,
-            f"must be {DATE_MAX.isoformat()} or earlier (the plan's months and fiscal years "
-            f"must end by 9999-12-31), got {value}",
+            f"must be {START_DATE_MAX.isoformat()} or earlier (the plan's months and fiscal "
+            f"years must end by {SPREADSHEET_DATE_MAX.isoformat()}), got {value}",
         )
     return value
 

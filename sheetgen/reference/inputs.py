@@ -18,9 +18,7 @@ from sheetgen.run_fields import (
     SWEEP_POINTS,
 )
 from sheetgen.scenario import MODEL_INT_FIELDS, Run, Scenario, excel_serial
-
-TERA = 10**12  # TFLOP/s -> FLOP/s and TB/s -> bytes/s
-GIGA = 10**9  # GB -> bytes (decimal, as vendors quote capacity)
+from sheetgen.units import GIGA, TERA  # GB, TB/s, TFLOP/s -> base units (decimal)
 
 
 def num_text(x: float, digits: int = 0) -> str:
