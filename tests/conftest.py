@@ -60,3 +60,25 @@ def require_gnumeric() -> None:
 def gnumeric() -> None:
     """Use in a test that needs Gnumeric's ssconvert."""
     require_gnumeric()
+
+
+# In the required mode (SHEETGEN_REQUIRE_LIBREOFFICE=1, as CI sets) no test may skip:
+# a skip there means an engine or tool CI installs is missing, or a test that
+# silently did nothing.  The only skips allowed are the optional extras CI does not
+# install (pip install 'sheetgen[torch]').
+OPTIONAL_EXTRAS = ("torch", "transformers")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    if os.environ.get("SHEETGEN_REQUIRE_LIBREOFFICE") != "1":
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    if any(extra in reason for extra in OPTIONAL_EXTRAS):
+        return
+    report.outcome = "failed"
+    report.longrepr = f"skipped with SHEETGEN_REQUIRE_LIBREOFFICE=1, which allows no skip: {reason}"

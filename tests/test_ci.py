@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytest_plugins = ["pytester"]
 CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
@@ -65,3 +66,27 @@ def test_floor_check_fails_on_a_version_that_is_not_the_floor():
     floors = _floors_module()
     assert floors.check(["pytest==0.1"]) == 1
     assert floors.check(["no-such-package-sheetgen==1.0"]) == 1
+
+
+PROBE = """
+import pytest
+
+def test_engine_missing():
+    pytest.skip("LibreOffice (soffice) not installed")
+
+def test_optional_extra():
+    pytest.skip("torch not installed (optional)")
+
+@pytest.mark.xfail(reason="known")
+def test_known():
+    assert False
+"""
+
+
+@pytest.mark.parametrize(("required", "failed", "skipped"), [("1", 1, 1), ("", 0, 2)])
+def test_required_mode_turns_skips_into_failures(pytester, monkeypatch, required, failed, skipped):
+    monkeypatch.setenv("SHEETGEN_REQUIRE_LIBREOFFICE", required)
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile(test_probe=PROBE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist")
+    result.assert_outcomes(failed=failed, skipped=skipped, xfailed=1)
