@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from dataclasses import field as dataclass_field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from sheetgen.errors import SheetgenError, short
 from sheetgen.run_fields import FIELD, FIELDS, KIND_TYPES, PHASE_OF, RANGE_SPREAD
@@ -206,6 +206,8 @@ class _FromRegistry:
     type checkers see keyword construction and attributes of any type."""
 
     if TYPE_CHECKING:
+        # A dataclass to type checkers too (dataclasses.fields, replace).
+        __dataclass_fields__: ClassVar[dict[str, Any]]
 
         def __init__(self, **values: Any) -> None: ...
 
