@@ -13,4 +13,6 @@ The package is split so that each piece of math lives in one place:
   (``sheetgen.recalc`` re-exports them)
 """
 
+# The one place the version is written: pyproject.toml reads it (dynamic version),
+# `sheetgen --version` prints it; CHANGELOG.md lists what each version changed.
 __version__ = "0.1.0"

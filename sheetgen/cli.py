@@ -42,8 +42,9 @@ def main() -> None:
     """LLM planning workbooks whose math lives in spreadsheet formulas."""
 
 
-def run() -> None:
-    """The ``sheetgen`` command: ``main`` as a process of its own.
+def run(prog_name: str | None = None) -> None:
+    """The ``sheetgen`` command (and ``python -m sheetgen``, which names itself
+    ``prog_name``): ``main`` as a process of its own.
 
     The process ends when the command does, and Python's shutdown runs the cyclic
     garbage collector over every object still alive: about 40 ms of a 0.5 s
@@ -57,7 +58,7 @@ def run() -> None:
     import gc
 
     atexit.register(gc.freeze)
-    main()
+    main(prog_name=prog_name)
 
 
 @main.group("presets")

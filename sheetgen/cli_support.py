@@ -1,8 +1,9 @@
 """The machinery the CLI's commands share, apart from the commands themselves.
 
-The run-setting flags (one per RUN_FIELDS key) and ``--presets``; error handling
-(``handle_errors``, ``OneLineGroup``: every bad input ends as one line on stderr);
-``--timeout``; and the scenario built from flags.
+The run-setting flags (one per scalar field of the registry, sheetgen.run_fields)
+and ``--presets``; error handling (``handle_errors``, ``OneLineGroup``: every bad
+input ends as one line on stderr);
+``--timeout``; writing a text file safely; and the scenario built from flags.
 Heavy modules are imported inside the functions, as in ``sheetgen.cli``, so that
 ``sheetgen --help`` stays fast.  This module never imports ``sheetgen.cli``.
 """
@@ -18,25 +19,23 @@ import click
 
 from sheetgen.errors import SheetgenError, one_line
 
-# One-scenario flags, one per run setting (RUN_FIELDS): --seq-len sets seq_len.
-FLAG_ALIASES = {"n_gpus": ("--gpus",), "train_tokens": ("--train-tokens",)}
-PRIMARY_FLAG = {"train_tokens": "--tokens"}
-
-
-def _flag(key: str) -> str:
-    return PRIMARY_FLAG.get(key, "--" + key.replace("_", "-"))
+# One-scenario flags, one per scalar run setting of the registry (sheetgen.run_fields
+# FIELDS): --seq-len sets seq_len; a field's ``cli`` and ``cli_aliases`` rename it.
 
 
 def _run_flags() -> list[tuple[str, str, str]]:
-    from sheetgen.run_fields import CHOICES, RUN_FIELDS
+    """(flag, key, help) per scalar registry field, in registry order."""
+    from sheetgen.run_fields import FIELDS, SCALAR_KINDS
 
     flags = []
-    for key, (kind, default, doc) in RUN_FIELDS.items():
-        accepted = " | ".join(CHOICES[key]) if kind == "choice" else ""
-        text = f"{doc} [{accepted}]" if accepted else doc
+    for f in FIELDS:
+        if f.kind not in SCALAR_KINDS:
+            continue  # lists (phases, sweeps) are given in a scenario file
+        accepted = " | ".join(f.choices) if f.kind == "choice" else ""
+        text = f"{f.doc} [{accepted}]" if accepted else f.doc
         # A default of None is derived from other settings; the description says how.
-        suffix = "" if default is None else f" (default {default})"
-        flags.append((_flag(key), key, f"{text}{suffix}"))
+        suffix = "" if f.default is None else f" (default {f.default})"
+        flags.append((f.flag_name, f.key, f"{text}{suffix}"))
     return flags
 
 
@@ -46,8 +45,10 @@ FLAG_OF = {key: flag for flag, key, _ in RUN_FLAGS}
 
 def scenario_options(fn: Callable) -> Callable:
     """Flags that describe one scenario (instead of a scenario file)."""
+    from sheetgen.run_fields import FIELD
+
     for flag, key, help_text in reversed(RUN_FLAGS):
-        names = [flag, *FLAG_ALIASES.get(key, ())]
+        names = [flag, *FIELD[key].cli_aliases]
         fn = click.option(*names, key, default=None, help=help_text)(fn)
     fn = click.option("--name", "scenario_name", default=None, help="scenario name")(fn)
     fn = click.option("--hardware", "hardware", default=None, help="hardware preset id")(fn)

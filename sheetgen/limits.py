@@ -10,20 +10,17 @@ says why it is there.
 
 from __future__ import annotations
 
-import datetime as dt
 import unicodedata
 from typing import Any
 
 from sheetgen.errors import SheetgenError, short
+from sheetgen.run_fields import FIELDS
 
 # Excel's grid (Microsoft, "Excel specifications and limits"): 16,384 columns per
 # sheet.  Every sheet holds key, quantity, unit, one column per scenario, formula
 # in words and source: five columns besides the scenarios.
 SHEET_COLUMNS = 16_384
 MAX_SCENARIOS = SHEET_COLUMNS - 5
-
-# The last date Excel and LibreOffice can show (serial 2,958,465).
-DATE_MAX = dt.date(9999, 12, 31)
 
 # Names and ids appear in column headers, drop-down lists and chart legends;
 # 100 characters is longer than any model or scenario name in use.  Sources and
@@ -40,66 +37,11 @@ ID_WILDCARDS = "*?~"
 # surrogates are refused as such.
 XML_ILLEGAL = "\ufffe\uffff"
 
-# Run settings: (lowest, highest, why).  Whole-number settings keep INT_RANGES'
-# (run_fields.py) lower bound; fractions and shares keep their (0, 1] / [0, 1) rule as well.
-_COUNT = "beyond any cluster planned (the largest today are ~10^5 GPUs)"
+# Run settings: (lowest, highest, why), declared with each field in the registry
+# (sheetgen/run_fields.py FIELDS).  Whole-number settings keep INT_RANGES' lower bound;
+# fractions and shares keep their (0, 1] / [0, 1) rule as well.
 RUN_LIMITS: dict[str, tuple[float, float, str]] = {
-    "n_gpus": (1, 10**7, _COUNT),
-    "train_tokens": (1, 10**17, "100,000x Llama 3's 15.6T tokens"),
-    "seq_len": (1, 10**8, "100M tokens, 10x the longest context published"),
-    "micro_batch": (1, 10**6, "sequences per GPU per pass"),
-    "global_batch_tokens": (1, 10**12, "tokens per optimizer step"),
-    "causal_factor": (1e-4, 1, "share of attention FLOPs performed"),
-    "mfu": (1e-4, 1, "below 0.01% the plan would take millennia"),
-    "goodput": (1e-4, 1, "share of time spent training"),
-    "price_per_gpu_hour": (0, 10**4, "USD per GPU-hour"),
-    "price_per_gpu_hour_reserved": (0, 10**4, "USD per GPU-hour"),
-    "pue": (1, 10, "facility power / IT power"),
-    "electricity_price_per_kwh": (0, 100, "USD per kWh"),
-    "contingency": (0, 1, "at most 100% on top of the cost"),
-    "measured_tokens_per_s_per_gpu": (0, 10**9, "tokens/s per GPU"),
-    "measured_step_seconds": (0, 10**7, "seconds per step (about 4 months)"),
-    "measured_peak_mem": (0, 10**15, "bytes per GPU (1 PB)"),
-    "inf_batch": (1, 10**7, "concurrent sequences"),
-    "inf_context": (1, 10**8, "tokens per sequence"),
-    "prompt_len": (1, 10**8, "tokens per prompt"),
-    "output_len": (1, 10**8, "tokens per answer"),
-    "inf_tp": (1, 10**5, "GPUs serving one replica"),
-    "quant_scale_bytes": (0, 8, "bytes per weight added by scales"),
-    "inf_compute_eff": (1e-4, 1, "share of the dense peak"),
-    "inf_bw_eff": (1e-4, 1, "share of HBM bandwidth"),
-    "inf_overhead_bytes": (0, 10**15, "bytes per GPU (1 PB)"),
-    "overhead_bytes": (0, 10**15, "bytes per GPU (1 PB)"),
-    "logits_bytes": (0, 16, "bytes per value"),
-    "dropout_mask_bytes": (0, 16, "bytes per value"),
-    "dp": (1, 10**7, _COUNT),
-    "tp": (1, 10**5, "GPUs splitting one layer"),
-    "pp": (1, 10**5, "pipeline stages"),
-    "cp": (1, 10**5, "GPUs splitting one sequence"),
-    "ep": (1, 10**5, "GPUs splitting the experts"),
-    "zero_stage": (0, 3, "ZeRO stages"),
-    "sequence_parallel": (0, 1, "a 1/0 switch"),
-    "pp_microbatches": (0, 10**9, "micro-batches per step; 0 = derived from the batch"),
-    "pp_virtual_stages": (1, 10**5, "model chunks per GPU"),
-    "gpus_per_node": (1, 10**5, "GPUs per node"),
-    "mem_headroom": (0, 0.99, "share of memory kept free"),
-    "elementwise_passes": (0, 1000, "HBM passes over the activations"),
-    "tp_comm_overlap": (0, 1, "a share"),
-    "ep_comm_overlap": (0, 1, "a share"),
-    "dp_bucket_params": (1, 10**13, "parameters per bucket"),
-    # Offload and paged KV cache (issue 12's settings).
-    "offload_optimizer": (0, 1, "a 1/0 switch"),
-    "offload_params": (0, 1, "a 1/0 switch"),
-    "host_buffer_factor": (1e-3, 100, "host bytes per offloaded byte"),
-    "kv_block_tokens": (1, 10**6, "tokens per KV-cache block"),
-    "inf_collective_latency_s": (0, 10, "seconds per all-reduce"),
-    # Budget proposal settings: energy switch, cost range, sensitivity, months.
-    "price_includes_power": (0, 1, "a 1/0 switch"),
-    "mfu_range": (1e-4, 0.99, "a relative width below 100%"),
-    "goodput_range": (0, 0.99, "a width below 100 points"),
-    "sensitivity_step": (1e-4, 0.99, "a relative change below 100%"),
-    "month_horizon": (1, 36, "months the spend table holds"),
-    "fiscal_year_start_month": (1, 12, "a calendar month"),
+    f.key: f.limit for f in FIELDS if f.limit is not None
 }
 # Settings where 0 means "not measured" (or "not published"), and any other value
 # must be at least this: a value such as 1e-300 would divide by (nearly) zero and give
@@ -248,16 +190,16 @@ def check_results(name: str, result: dict[str, Any]) -> None:
     (the last date Excel and LibreOffice show) and finite numbers."""
     import math
 
-    from sheetgen.scenario import date_from_serial, excel_serial
+    from sheetgen.scenario import SPREADSHEET_DATE_MAX, date_from_serial, excel_serial
 
     dates = [v for k, v in result.items() if k.startswith("finish_date")]
     finish = max((v for v in dates if isinstance(v, (int, float))), default=None)
-    if isinstance(finish, (int, float)) and not finish <= excel_serial(DATE_MAX):
+    if isinstance(finish, (int, float)) and not finish <= excel_serial(SPREADSHEET_DATE_MAX):
         days = result.get("train_days_wall", float("nan"))
         raise SheetgenError(
             f"scenario {short(name)}: start_date",
             f"the run ({days:,.0f} wall-clock days) would finish after "
-            f"{DATE_MAX.isoformat()}, the last date a spreadsheet can show; "
+            f"{SPREADSHEET_DATE_MAX.isoformat()}, the last date a spreadsheet can show; "
             "plan fewer tokens, more GPUs or an earlier start",
         )
     if isinstance(finish, (int, float)):

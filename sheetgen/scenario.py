@@ -1,8 +1,9 @@
 """Scenarios: model + hardware + run settings, as frozen dataclasses.
 
 ``Model``, ``Hardware`` and ``Recipe`` (with the model and hardware field lists),
-``Phase``, ``Run`` (its defaults come from ``sheetgen.run_fields``; constructing one
-derives dp and the MFU / goodput ranges and checks that they agree), the shared
+``Phase`` and ``Run`` (their fields, types and defaults are generated from the
+registry ``sheetgen.run_fields.FIELDS``; constructing a Run derives dp and the MFU /
+goodput ranges and checks that they agree), the shared
 ``Tables`` and the ``Scenario`` that ties them together, plus the spreadsheet
 date serials.  Reading and validating user input into these is
 ``sheetgen.scenario_parse``; scenario files are read by ``sheetgen.scenario_file``.
@@ -11,15 +12,13 @@ date serials.  Reading and validating user input into these is
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass
 from dataclasses import field as dataclass_field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from sheetgen.errors import SheetgenError, short
-from sheetgen.run_fields import (
-    RUN_DEFAULTS,
-    SWEEP_GPUS_DEFAULT,
-    SWEEP_SEQ_DEFAULT,
-)
+from sheetgen.run_fields import FIELD, FIELDS, KIND_TYPES, PHASE_OF
 
 # ---------------------------------------------------------------------------
 # Model and hardware
@@ -202,10 +201,14 @@ class Recipe:
 # Excel's 1900 date system: serial 1 = 1900-01-01, and serials count from
 # 1899-12-30 for every date from 1900-03-01 on (Excel's phantom 1900-02-29).
 EXCEL_EPOCH = dt.date(1899, 12, 30)
-DATE_MIN = dt.date(1901, 1, 1)
-# The spend-by-month table reaches 36 months and up to 4 fiscal years past the start;
-# every date it shows must stay before the spreadsheets' last date, 9999-12-31.
-DATE_MAX = dt.date(9994, 12, 31)
+# The last date Excel and LibreOffice can show (serial 2,958,465): no finish date
+# may pass it (limits.check_results).
+SPREADSHEET_DATE_MAX = dt.date(9999, 12, 31)
+# The start dates a scenario may give.  The spend-by-month table reaches 36 months
+# and up to 4 fiscal years past the start; every date it shows must stay before
+# SPREADSHEET_DATE_MAX, hence five years earlier.
+START_DATE_MIN = dt.date(1901, 1, 1)
+START_DATE_MAX = dt.date(9994, 12, 31)
 
 
 def excel_serial(day: dt.date) -> int:
@@ -221,87 +224,48 @@ def date_from_serial(serial: float) -> dt.date:
 # Run settings (the table of settings: sheetgen.run_fields)
 
 
-@dataclass(frozen=True)
-class Phase:
-    """One training phase: tokens at its own sequence length, batch and MFU."""
+class _FromRegistry:
+    """Base of the classes whose fields the registry declares (``Phase``, ``Run``):
+    type checkers see keyword construction and attributes of any type."""
 
-    tokens: int
-    seq_len: int
-    global_batch_tokens: int
-    mfu: float
+    if TYPE_CHECKING:
+        # A dataclass to type checkers too (dataclasses.fields, replace).
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, **values: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Run:
-    n_gpus: int = RUN_DEFAULTS["n_gpus"]
-    train_tokens: int = RUN_DEFAULTS["train_tokens"]
-    seq_len: int = RUN_DEFAULTS["seq_len"]
-    micro_batch: int = RUN_DEFAULTS["micro_batch"]
-    global_batch_tokens: int = RUN_DEFAULTS["global_batch_tokens"]
-    recipe: str = RUN_DEFAULTS["recipe"]
-    attention: str = RUN_DEFAULTS["attention"]
-    recompute: str = RUN_DEFAULTS["recompute"]
-    peak_dtype: str = RUN_DEFAULTS["peak_dtype"]
-    causal_factor: float = RUN_DEFAULTS["causal_factor"]
-    mfu: float = RUN_DEFAULTS["mfu"]
-    goodput: float = RUN_DEFAULTS["goodput"]
-    price_per_gpu_hour: float = RUN_DEFAULTS["price_per_gpu_hour"]
-    weight_dtype: str = RUN_DEFAULTS["weight_dtype"]
-    kv_dtype: str = RUN_DEFAULTS["kv_dtype"]
-    inf_batch: int = RUN_DEFAULTS["inf_batch"]
-    inf_context: int = RUN_DEFAULTS["inf_context"]
-    prompt_len: int = RUN_DEFAULTS["prompt_len"]
-    output_len: int = RUN_DEFAULTS["output_len"]
-    inf_tp: int = RUN_DEFAULTS["inf_tp"]
-    quant_scale_bytes: float = RUN_DEFAULTS["quant_scale_bytes"]
-    inf_compute_eff: float = RUN_DEFAULTS["inf_compute_eff"]
-    inf_bw_eff: float = RUN_DEFAULTS["inf_bw_eff"]
-    inf_overhead_bytes: float = RUN_DEFAULTS["inf_overhead_bytes"]
-    overhead_bytes: float = RUN_DEFAULTS["overhead_bytes"]
-    logits_bytes: float = RUN_DEFAULTS["logits_bytes"]
-    dropout_mask_bytes: float = RUN_DEFAULTS["dropout_mask_bytes"]
-    dp: int = RUN_DEFAULTS["dp"]  # None: derived in __post_init__
-    tp: int = RUN_DEFAULTS["tp"]
-    pp: int = RUN_DEFAULTS["pp"]
-    cp: int = RUN_DEFAULTS["cp"]
-    ep: int = RUN_DEFAULTS["ep"]
-    zero_stage: int = RUN_DEFAULTS["zero_stage"]
-    sequence_parallel: int = RUN_DEFAULTS["sequence_parallel"]
-    pp_microbatches: int = RUN_DEFAULTS["pp_microbatches"]  # 0: derived from the batch
-    pp_virtual_stages: int = RUN_DEFAULTS["pp_virtual_stages"]
-    gpus_per_node: int = RUN_DEFAULTS["gpus_per_node"]
-    mem_headroom: float = RUN_DEFAULTS["mem_headroom"]
-    mfu_source: str = RUN_DEFAULTS["mfu_source"]
-    elementwise_passes: float = RUN_DEFAULTS["elementwise_passes"]
-    tp_comm_overlap: float = RUN_DEFAULTS["tp_comm_overlap"]
-    ep_comm_overlap: float = RUN_DEFAULTS["ep_comm_overlap"]
-    dp_bucket_params: int = RUN_DEFAULTS["dp_bucket_params"]
-    act_profile: str = RUN_DEFAULTS["act_profile"]
-    offload_optimizer: int = RUN_DEFAULTS["offload_optimizer"]
-    offload_params: int = RUN_DEFAULTS["offload_params"]
-    host_buffer_factor: float = RUN_DEFAULTS["host_buffer_factor"]
-    kv_block_tokens: int = RUN_DEFAULTS["kv_block_tokens"]
-    inf_collective_latency_s: float = RUN_DEFAULTS["inf_collective_latency_s"]
+_T = TypeVar("_T")
 
-    price_per_gpu_hour_reserved: float = RUN_DEFAULTS["price_per_gpu_hour_reserved"]
-    price_basis: str = RUN_DEFAULTS["price_basis"]
-    pue: float = RUN_DEFAULTS["pue"]
-    electricity_price_per_kwh: float = RUN_DEFAULTS["electricity_price_per_kwh"]
-    contingency: float = RUN_DEFAULTS["contingency"]
-    start_date: dt.date = RUN_DEFAULTS["start_date"]
-    measured_tokens_per_s_per_gpu: float = RUN_DEFAULTS["measured_tokens_per_s_per_gpu"]
-    measured_step_seconds: float = RUN_DEFAULTS["measured_step_seconds"]
-    measured_peak_mem: float = RUN_DEFAULTS["measured_peak_mem"]
-    phases: tuple[Phase, ...] = ()
-    sweep_seq_lens: tuple[int, ...] = SWEEP_SEQ_DEFAULT
-    sweep_gpus: tuple[int, ...] = SWEEP_GPUS_DEFAULT
-    # Budget proposal (issue 11).
-    price_includes_power: int = RUN_DEFAULTS["price_includes_power"]
-    mfu_range: float = RUN_DEFAULTS["mfu_range"]
-    goodput_range: float = RUN_DEFAULTS["goodput_range"]
-    sensitivity_step: float = RUN_DEFAULTS["sensitivity_step"]
-    month_horizon: int = RUN_DEFAULTS["month_horizon"]
-    fiscal_year_start_month: int = RUN_DEFAULTS["fiscal_year_start_month"]
+
+def _registry_dataclass(spec: list[tuple[str, str, Any]]) -> Callable[[type[_T]], type[_T]]:
+    """A frozen dataclass with the fields ``(name, annotation, default)`` in ``spec``
+    (default ``MISSING``: none), in that order."""
+
+    def make(cls: type[_T]) -> type[_T]:
+        cls.__annotations__ = {name: annotation for name, annotation, _ in spec}
+        for name, _annotation, default in spec:
+            if default is not MISSING:
+                setattr(cls, name, default)
+        return dataclass(frozen=True)(cls)
+
+    return make
+
+
+@_registry_dataclass(
+    [(phase, KIND_TYPES[FIELD[key].kind], MISSING) for phase, key in PHASE_OF.items()]
+)
+class Phase(_FromRegistry):
+    """One training phase: tokens at its own sequence length, batch and MFU (the
+    registry fields with ``phase=``, under those names)."""
+
+
+@_registry_dataclass([(f.key, KIND_TYPES[f.kind], f.default) for f in FIELDS])
+class Run(_FromRegistry):
+    """A scenario's run settings: one field per registry entry (sheetgen.run_fields
+    FIELDS), with its default; dp (default None) is derived here."""
 
     def __post_init__(self) -> None:
         _resolve_ranges(self)

@@ -32,19 +32,16 @@ from sheetgen.limits import (
     check_zero_or_at_least,
 )
 from sheetgen.run_fields import (
-    CHOICES,
-    FLAG_FIELDS,
-    INT_RANGES,
+    FIELD,
+    FIELDS,
     LIST_FIELDS,
-    NONNEGATIVE_FIELDS,
     PHASE_FIELDS,
+    PHASE_OF,
     PHASE_SLOTS,
     RUN_FIELDS,
     SWEEP_POINTS,
 )
 from sheetgen.scenario import (
-    DATE_MAX,
-    DATE_MIN,
     HARDWARE_FIELDS,
     HARDWARE_ZERO_OK,
     HOPPER_KERNELS,
@@ -54,6 +51,9 @@ from sheetgen.scenario import (
     MODEL_INT_FIELDS,
     MODEL_POSITIVE_FIELDS,
     NORMS,
+    SPREADSHEET_DATE_MAX,
+    START_DATE_MAX,
+    START_DATE_MIN,
     Hardware,
     Model,
     Phase,
@@ -99,7 +99,8 @@ def digits(text: str, field: str, raw: Any = None) -> str:
     return text.replace(",", "")
 
 
-# The words a 0/1 setting (FLAG_FIELDS) accepts besides 0 and 1 and YAML true/false.
+# The words a 0/1 setting (a registry field with flag=True) accepts besides 0 and 1
+# and YAML true/false.
 _FLAG_WORDS = {"true": 1, "false": 0, "yes": 1, "no": 0, "on": 1, "off": 0}
 
 
@@ -158,62 +159,66 @@ def parse_date(value: Any, field: str) -> dt.date:
             ) from None
     if not isinstance(value, dt.date):
         raise SheetgenError(field, f"expected an ISO date such as 2027-01-01, got {short(value)}")
-    if value < DATE_MIN:
-        raise SheetgenError(field, f"must be {DATE_MIN.isoformat()} or later, got {value}")
-    if value > DATE_MAX:
+    if value < START_DATE_MIN:
+        raise SheetgenError(field, f"must be {START_DATE_MIN.isoformat()} or later, got {value}")
+    if value > START_DATE_MAX:
         raise SheetgenError(
             field,
-            f"must be {DATE_MAX.isoformat()} or earlier (the plan's months and fiscal years "
-            f"must end by 9999-12-31), got {value}",
+            f"must be {START_DATE_MAX.isoformat()} or earlier (the plan's months and fiscal "
+            f"years must end by {SPREADSHEET_DATE_MAX.isoformat()}), got {value}",
         )
     return value
 
 
-def _run_value(key: str, value: Any) -> Any:
-    kind, _default, _doc = RUN_FIELDS[key]
-    if kind == "date":
-        return parse_date(value, key)
-    if kind == "int":
-        if key in FLAG_FIELDS:
+def _run_value(key: str, value: Any, where: str | None = None) -> Any:
+    """One scalar run setting, checked as its registry entry (``FIELD[key]``) says;
+    ``where`` names it in errors (default: the key)."""
+    f = FIELD[key]
+    name = where or key
+    if f.kind == "date":
+        return parse_date(value, name)
+    if f.kind == "int":
+        if f.flag:
             if isinstance(value, bool):
                 value = int(value)
             elif isinstance(value, str) and value.strip().lower() in _FLAG_WORDS:
                 value = _FLAG_WORDS[value.strip().lower()]
-        n = parse_count(value, key)
-        low, high = INT_RANGES.get(key, (1, None))
+        n = parse_count(value, name)
+        low, high = f.int_range
         if n < low or (high is not None and n > high):
             accepted = f">= {low}" if high is None else f"from {low} to {high}"
-            raise SheetgenError(key, f"must be a whole number {accepted}, got {short(value)}")
-        check_run_limit(key, n, value)
+            raise SheetgenError(name, f"must be a whole number {accepted}, got {short(value)}")
+        check_run_limit(key, n, value, name)
         return n
-    if kind == "choice":
-        if not isinstance(value, str) or value.strip().lower() not in CHOICES[key]:
-            raise SheetgenError(key, f"got {short(value)}; {did_you_mean(value, CHOICES[key])}")
+    if f.kind == "choice":
+        if not isinstance(value, str) or value.strip().lower() not in f.choices:
+            raise SheetgenError(name, f"got {short(value)}; {did_you_mean(value, f.choices)}")
         return value.strip().lower()
-    number = parse_number(value, key)
-    if kind == "fraction":
+    number = parse_number(value, name)
+    if f.kind == "fraction":
         if not 0 < number <= 1:
-            raise SheetgenError(key, f"must be a fraction in (0, 1], got {short(value)}")
-        check_run_limit(key, number, value)
+            raise SheetgenError(name, f"must be a fraction in (0, 1], got {short(value)}")
+        check_run_limit(key, number, value, name)
         return number
-    if kind == "share":
+    if f.kind == "share":
         if not 0 <= number < 1:
-            raise SheetgenError(key, f"must be a share in [0, 1), got {short(value)}")
-        check_run_limit(key, number, value)
+            raise SheetgenError(name, f"must be a share in [0, 1), got {short(value)}")
+        check_run_limit(key, number, value, name)
         return number
-    if key in ("pue", "host_buffer_factor") and number < 1:
-        what = "facility power / IT power" if key == "pue" else "host bytes per offloaded byte"
-        raise SheetgenError(key, f"must be >= 1 ({what}), got {short(value)}")
-    if key in NONNEGATIVE_FIELDS and number < 0:
-        raise SheetgenError(key, f"must be >= 0, got {short(value)}")
-    if key not in NONNEGATIVE_FIELDS and number <= 0:
-        raise SheetgenError(key, f"must be > 0, got {short(value)}")
-    check_run_limit(key, number, value)
+    if f.at_least is not None and number < f.at_least[0]:
+        minimum, what = f.at_least
+        raise SheetgenError(name, f"must be >= {minimum:g} ({what}), got {short(value)}")
+    if f.zero_ok and number < 0:
+        raise SheetgenError(name, f"must be >= 0, got {short(value)}")
+    if not f.zero_ok and number <= 0:
+        raise SheetgenError(name, f"must be > 0, got {short(value)}")
+    check_run_limit(key, number, value, name)
     return int(number) if number == int(number) else number
 
 
 def _phase(item: Any, run: Run, where: str) -> Phase:
-    """One phase from a mapping; seq_len, global_batch_tokens and mfu default to the run's."""
+    """One phase from a mapping; each setting but tokens defaults to the run's, and each
+    is checked as the run setting it stands for (PHASE_OF)."""
     if isinstance(item, Phase):
         item = {f.name: getattr(item, f.name) for f in fields(Phase)}
     if not isinstance(item, dict):
@@ -226,22 +231,13 @@ def _phase(item: Any, run: Run, where: str) -> Phase:
                 f"{where}.{key_name(key)}",
                 f"unknown phase field; {did_you_mean(key, PHASE_FIELDS)}",
             )
-    if "tokens" not in item:
-        raise SheetgenError(f"{where}.tokens", "missing; a phase needs its number of tokens")
+    first = PHASE_FIELDS[0]
+    if first not in item:
+        raise SheetgenError(f"{where}.{first}", "missing; a phase needs its number of tokens")
     values: dict[str, Any] = {}
-    for key in ("tokens", "seq_len", "global_batch_tokens"):
-        raw = item.get(key, getattr(run, key) if key != "tokens" else None)
-        n = parse_count(raw, f"{where}.{key}")
-        if n < 1:
-            raise SheetgenError(f"{where}.{key}", f"must be a whole number >= 1, got {short(raw)}")
-        check_run_limit("train_tokens" if key == "tokens" else key, n, raw, f"{where}.{key}")
-        values[key] = n
-    raw = item.get("mfu", run.mfu)
-    mfu = parse_number(raw, f"{where}.mfu")
-    if not 0 < mfu <= 1:
-        raise SheetgenError(f"{where}.mfu", f"must be a fraction in (0, 1], got {short(raw)}")
-    check_run_limit("mfu", mfu, raw, f"{where}.mfu")
-    values["mfu"] = mfu
+    for key, run_key in PHASE_OF.items():
+        raw = item[key] if key in item else getattr(run, run_key)
+        values[key] = _run_value(run_key, raw, f"{where}.{key}")
     return Phase(**values)
 
 
@@ -259,7 +255,8 @@ def _phases(value: Any, run: Run, where: str) -> tuple[Phase, ...]:
     return tuple(_phase(item, run, f"{where}[{i + 1}]") for i, item in enumerate(value))
 
 
-def _sweep(value: Any, where: str) -> tuple[int, ...]:
+def _sweep(value: Any, where: str, like: str) -> tuple[int, ...]:
+    """A sweep list: SWEEP_POINTS whole numbers >= 1, each within the limit of ``like``."""
     if not isinstance(value, (list, tuple)) or len(value) != SWEEP_POINTS:
         raise SheetgenError(
             where, f"must list exactly {SWEEP_POINTS} whole numbers >= 1, got {short(value)}"
@@ -271,8 +268,7 @@ def _sweep(value: Any, where: str) -> tuple[int, ...]:
             raise SheetgenError(
                 f"{where}[{i + 1}]", f"must be a whole number >= 1, got {short(raw)}"
             )
-        limit = "seq_len" if where.endswith("sweep_seq_lens") else "n_gpus"
-        check_run_limit(limit, n, raw, f"{where}[{i + 1}]")
+        check_run_limit(like, n, raw, f"{where}[{i + 1}]")
         out.append(n)
     return tuple(out)
 
@@ -302,9 +298,9 @@ def make_run(settings: dict[str, Any], where: str = "") -> Run:
     lists: dict[str, Any] = {}
     if "phases" in settings:
         lists["phases"] = _phases(settings["phases"], run, f"{where}phases")
-    for key in ("sweep_seq_lens", "sweep_gpus"):
-        if key in settings:
-            lists[key] = _sweep(settings[key], f"{where}{key}")
+    for f in FIELDS:
+        if f.kind == "counts" and f.key in settings:
+            lists[f.key] = _sweep(settings[f.key], f"{where}{f.key}", f.items_like or f.key)
     return replace(run, **lists) if lists else run
 
 

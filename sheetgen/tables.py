@@ -147,7 +147,8 @@ def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
             index=["key", "unit"], columns="scenario", values="value", aggfunc="first", sort=False
         )
         table = table[list(dict.fromkeys(df["scenario"]))]
-        table = table.map(_fmt_value).reset_index()
+        # Column by column: DataFrame.map needs pandas 2.1; pyproject allows 2.0.
+        table = table.apply(lambda col: col.map(_fmt_value)).reset_index()
         return table.to_string(index=False)
     shown = df.copy()
     for col in shown.columns:

@@ -64,7 +64,7 @@ def test_written_plans_fit_on_64_gpus(written) -> None:
         v = compute(s)
         assert s.run.n_gpus == 64 and v["n_gpus_layout"] == 64, s.name
         assert v["fits_per_gpu"] == 1 and v["checks_ok"] == 1, s.name
-        assert v.get("plan_ok", 1) == 1 and usable_plan(v), s.name
+        assert v["plan_ok"] == 1, f"{s.name}: {v['plan_verdict']}"
     assert "rejected:" in output and "does not fit" in output and "divisibility" in output
 
 

@@ -166,15 +166,39 @@ def test_existing_output_is_kept(tmp_path: Path) -> None:
     assert kept.read_bytes() == b"my edits" and str(kept) in result.output
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def _refuses_new_files(folder: Path) -> bool:
+    try:
+        (folder / ".sheetgen-probe").touch()
+    except OSError:
+        return True
+    (folder / ".sheetgen-probe").unlink()
+    return False
+
+
 def test_read_only_directory(tmp_path: Path) -> None:
+    """A directory that refuses new files: mode 0500, or for root (whom mode bits do
+    not stop, as in CI) sysfs, which refuses new files to root too."""
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
     try:
-        invoke(["generate", *BASE, "-o", str(ro / "plan.xlsx")], tmp_path, expect="--output")
+        target = ro
+        if not _refuses_new_files(ro):  # root
+            target = Path("/sys")
+            assert target.is_dir() and _refuses_new_files(target), "no read-only directory"
+        out = target / "plan.xlsx"
+        invoke(["generate", *BASE, "-o", str(out)], tmp_path, expect="--output")
+        assert not out.exists()
     finally:
         ro.chmod(0o700)
+
+
+def test_output_under_a_regular_file(tmp_path: Path) -> None:
+    """A path whose folder is a regular file cannot be written, by root either."""
+    parent = tmp_path / "notes.txt"
+    parent.write_text("mine")
+    invoke(["generate", *BASE, "-o", str(parent / "plan.xlsx")], tmp_path, expect="--output")
+    assert parent.read_text() == "mine"
 
 
 @pytest.mark.parametrize("timeout", ["-1", "0", "nan", "abc"])
@@ -349,6 +373,11 @@ def test_any_numeric_flag_text_is_a_result_or_one_line(value: str, tmp_path: Pat
     assert result.exit_code in (0, 2)
     if result.exit_code == 2:
         assert len(result.stderr.splitlines()) == 1 and "--n-gpus" in result.stderr
+    else:  # accepted: the scenario plans a whole number of GPUs in range
+        import json
+
+        (n,) = {r["value"] for r in json.loads(result.stdout) if r["key"] == "n_gpus"}
+        assert isinstance(n, int) and 1 <= n <= 10**7, f"--gpus {value!r} accepted as {n!r}"
 
 
 @settings(max_examples=40, deadline=None)
@@ -365,12 +394,25 @@ def test_any_numeric_flag_text_is_a_result_or_one_line(value: str, tmp_path: Pat
 )
 def test_any_scenario_value_is_a_scenario_or_one_line(field: str, value) -> None:
     from sheetgen.errors import SheetgenError
+    from sheetgen.limits import RUN_LIMITS
+    from sheetgen.run_fields import FIELD
     from sheetgen.scenario_file import scenario_from_dict
 
     try:
-        scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm", field: value})
+        s = scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm", field: value})
     except SheetgenError as e:
         assert "\n" not in str(e) and len(str(e)) < 400 and field in str(e)
+        return
+    # Accepted: then it was a number (or number text) and the run holds it, in range.
+    assert not isinstance(value, (bool, list)) and value is not None, f"{field}={value!r}"
+    got = getattr(s.run, field)
+    assert isinstance(got, (int, float)) and not isinstance(got, bool), f"{field}: {got!r}"
+    low, high, _why = RUN_LIMITS[field]
+    assert low <= got <= high, f"{field}={value!r} accepted as {got!r}"
+    if FIELD[field].kind == "int":
+        assert isinstance(got, int), f"{field}={value!r} accepted as {got!r}"
+    if isinstance(value, (int, float)):
+        assert got == pytest.approx(value), f"{field}={value!r} stored as {got!r}"
 
 
 # --- preset files ------------------------------------------------------------------

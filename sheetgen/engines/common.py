@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from sheetgen.workbook.grid import FIRST_SCENARIO_COL
+
 Values = dict[tuple[str, str, str], object]
 
 HEADER_KEY = "key"
 HEADER_END = "formula in words"
 HEADER_SEARCH_ROWS = 10
-FIRST_SCENARIO_COL = 4  # column D (1-based)
 
 
 class RecalcError(Exception):

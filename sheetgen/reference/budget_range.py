@@ -21,8 +21,9 @@ from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.phases import phases
-from sheetgen.reference.schedule import HOURS_PER_DAY, gpu_price_used
+from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.scenario import Scenario
+from sheetgen.units import HOURS_PER_DAY
 
 
 def budget_range(s: Scenario) -> dict[str, float]:

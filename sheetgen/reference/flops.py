@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
-
-TERA = 10**12
+from sheetgen.units import TERA
 
 
 def flops(s: Scenario) -> dict[str, float]:

@@ -61,11 +61,7 @@ from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
-
-GIGA = 10**9
-TERA = 10**12
-PER_MILLION = 10**6
-SECONDS_PER_HOUR = 3600
+from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
 
 
 def kv_gpu_share(n_kv_heads: int, tp: int, mla: bool) -> float:

@@ -8,13 +8,20 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 
-from sheetgen.run_fields import PHASE_SLOTS, RUN_DEFAULTS, RUN_FIELDS, SWEEP_POINTS
+from sheetgen.run_fields import (
+    FIELD,
+    LIST_FIELDS,
+    PHASE_OF,
+    PHASE_SLOTS,
+    RUN_DEFAULTS,
+    RUN_FIELDS,
+    SWEEP_POINTS,
+)
 from sheetgen.scenario import KERNEL_FIELDS, MODEL_INT_FIELDS, Run, Scenario, excel_serial
-
-TERA = 10**12  # TFLOP/s -> FLOP/s and TB/s -> bytes/s
-GIGA = 10**9  # GB -> bytes (decimal, as vendors quote capacity)
-SECONDS_PER_DAY = 86400
-HOURS_PER_DAY = 24
+from sheetgen.units import (  # GB, TB/s, TFLOP/s -> base units (decimal)
+    GIGA,
+    TERA,
+)
 
 
 def splits_evenly(accum: float) -> bool:
@@ -74,7 +81,7 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     out["recipe_frameworks"] = s.recipe.frameworks
     run = s.run
     for f in fields(Run):
-        if f.name in ("phases", "sweep_seq_lens", "sweep_gpus"):
+        if f.name in LIST_FIELDS:
             continue
         out[f.name] = getattr(run, f.name)
     out["pp_microbatches_used"] = microbatches(run)
@@ -85,14 +92,12 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     # sequence length on Inputs leaves the unused slots as written).
     for i in range(PHASE_SLOTS):
         ph = run.phases[i] if i < len(run.phases) else None
-        out[f"phase_{i + 1}_tokens"] = ph.tokens if ph else 0
-        out[f"phase_{i + 1}_seq_len"] = ph.seq_len if ph else RUN_DEFAULTS["seq_len"]
-        out[f"phase_{i + 1}_global_batch_tokens"] = (
-            ph.global_batch_tokens if ph else RUN_DEFAULTS["global_batch_tokens"]
-        )
-        out[f"phase_{i + 1}_mfu"] = ph.mfu if ph else RUN_DEFAULTS["mfu"]
+        for name, run_key in PHASE_OF.items():
+            unused = 0 if name == "tokens" else RUN_DEFAULTS[run_key]
+            key = (FIELD["phases"].slot or "").format(n=i + 1, name=name)
+            out[key] = getattr(ph, name) if ph else unused
     for k in range(SWEEP_POINTS):
-        out[f"sweep_seq_{k + 1}"] = run.sweep_seq_lens[k]
-        out[f"sweep_gpus_{k + 1}"] = run.sweep_gpus[k]
+        for key in ("sweep_seq_lens", "sweep_gpus"):
+            out[FIELD[key].sheet_keys[k]] = getattr(run, key)[k]
     assert set(RUN_FIELDS) <= set(out)
     return out

@@ -24,8 +24,8 @@ import datetime as dt
 from sheetgen.reference.budget import budget
 from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
 from sheetgen.scenario import Scenario, excel_serial
+from sheetgen.units import HOURS_PER_DAY
 
-HOURS_PER_DAY = 24
 MONTHS_PER_QUARTER = 3
 MONTHS_PER_YEAR = 12
 

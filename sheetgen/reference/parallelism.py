@@ -56,19 +56,12 @@ from __future__ import annotations
 import math
 
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inputs import (
-    HOURS_PER_DAY,
-    SECONDS_PER_DAY,
-    microbatches,
-    num_text,
-    splits_evenly,
-)
+from sheetgen.reference.inputs import microbatches, num_text, splits_evenly
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
 from sheetgen.reference.throughput import step_model
 from sheetgen.scenario import Scenario
-
-GIGA = 10**9
+from sheetgen.units import GIGA, HOURS_PER_DAY, SECONDS_PER_DAY
 
 
 def _ring(d: float) -> float:

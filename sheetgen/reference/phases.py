@@ -19,9 +19,10 @@ import math
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
-from sheetgen.reference.schedule import HOURS_PER_DAY, SECONDS_PER_DAY, gpu_price_used
+from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.run_fields import PHASE_SLOTS
 from sheetgen.scenario import Scenario
+from sheetgen.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 
 def phases(s: Scenario) -> dict[str, float]:

@@ -19,9 +19,10 @@ import math
 
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inputs import HOURS_PER_DAY, SECONDS_PER_DAY, splits_evenly
+from sheetgen.reference.inputs import splits_evenly
 from sheetgen.reference.params import params
 from sheetgen.scenario import Scenario
+from sheetgen.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 
 def schedule(s: Scenario) -> dict[str, float]:

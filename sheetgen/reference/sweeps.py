@@ -18,9 +18,10 @@ from __future__ import annotations
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.memory import memory
-from sheetgen.reference.schedule import SECONDS_PER_DAY, schedule
+from sheetgen.reference.schedule import schedule
 from sheetgen.run_fields import SWEEP_POINTS
 from sheetgen.scenario import Scenario
+from sheetgen.units import SECONDS_PER_DAY
 
 GB = 10**9
 

@@ -53,8 +53,8 @@ from __future__ import annotations
 from typing import Any
 
 from sheetgen.scenario import Scenario
+from sheetgen.units import TERA
 
-TERA = 10**12
 FULL_RECOMPUTE_ELEMENTWISE = 4 / 3  # one more forward on top of forward + backward (3 passes)
 
 

@@ -9,7 +9,8 @@ Layout of every templated sheet (DESIGN.md house style):
 
 The Presets sheet stacks its lookup tables (``TABLE_COLUMNS``, in that order)
 vertically.  ``Layout`` maps every key to its sheet and row and every table to
-its rows; a formula refers to other rows by key, and ``translate`` turns
+its rows (the grid itself, re-exported here: ``sheetgen.workbook.grid``); a
+formula refers to other rows by key, and ``translate`` turns
 ``{key}`` into the cell of the same scenario column (on whatever sheet the key
 lives), and ``[table.column]`` into an absolute range of a Presets lookup table.
 """
@@ -22,6 +23,9 @@ from typing import Any
 from openpyxl.utils import get_column_letter, quote_sheetname
 
 from sheetgen.scenario import HARDWARE_FIELDS, Model
+from sheetgen.workbook.grid import FIRST_ROW as FIRST_ROW
+from sheetgen.workbook.grid import FIRST_SCENARIO_COL as FIRST_SCENARIO_COL
+from sheetgen.workbook.grid import HEADER_ROW as HEADER_ROW
 from sheetgen.workbook.templates import (
     GROUP_RE,
     KEY_RE,
@@ -31,9 +35,6 @@ from sheetgen.workbook.templates import (
     check_keys,
 )
 
-HEADER_ROW = 4
-FIRST_ROW = 5
-FIRST_SCENARIO_COL = 4  # column D
 PRESETS_SHEET = "Presets"
 # Stands for the scenario's column letter in a formula translated once per row; a
 # control character, so never part of a formula (sheetgen refuses them in text).

@@ -13,7 +13,7 @@ A row is either a section heading (``section: Title``) or a quantity::
       name: true                   # also a workbook-scoped defined name per scenario
 
 Input rows have ``input: <kind>`` (int: whole >= 1, or the range
-``scenario.INT_RANGES`` gives; fraction: (0, 1]; share: [0, 1); number; choice)
+``run_fields.INT_RANGES`` gives; fraction: (0, 1]; share: [0, 1); number; choice)
 instead of a formula; choice inputs name their list with ``choices:`` (a preset table column
 such as ``[models.id]`` or a literal list).  Summary rows have ``mirror: true``:
 they show a key whose home is another sheet.

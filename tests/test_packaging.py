@@ -1,0 +1,54 @@
+"""Conventions people expect: ``python -m sheetgen``, one version, a changelog."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from sheetgen import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sheetgen", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+
+
+def test_python_m_sheetgen_prints_the_version():
+    done = _module("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"sheetgen, version {__version__}"
+
+
+def test_python_m_sheetgen_is_the_sheetgen_command():
+    done = _module("--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: sheetgen "), done.stdout[:80]
+    bad = _module("compute", "--mfu", "2", "--model", "llama3-8b", "--hardware", "h100-sxm")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --mfu:"), bad.stderr
+
+
+def test_version_is_written_once():
+    """pyproject reads the version from sheetgen/__init__.py; nothing else writes it."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    project = pyproject.split("[project]", 1)[1].split("\n[", 1)[0]
+    assert not re.search(r"^version\s*=", project, re.M), "pyproject [project] has a version"
+    assert re.search(r'^dynamic\s*=\s*\[\s*"version"\s*\]', project, re.M)
+    assert 'version = { attr = "sheetgen.__version__" }' in pyproject
+    assert re.fullmatch(r"\d+\.\d+\.\d+", __version__), __version__
+
+
+def test_changelog_has_the_current_version():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "Keep a Changelog" in text
+    headings = re.findall(r"^## \[([^\]]+)\]", text, re.M)
+    assert headings[:1] in (["Unreleased"], [__version__]), headings
+    assert __version__ in headings, f"CHANGELOG.md has no section for {__version__}"
