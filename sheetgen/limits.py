@@ -64,9 +64,9 @@ HARDWARE_LOWEST: dict[str, tuple[float, str]] = {
     "host_gb_per_s": (1e-2, "GB/s: 10 MB/s, below PCIe 1.0 x1's 0.25"),
     "gemm_eff_bf16": (1e-3, "of the peak: 0.1%"),
     "gemm_eff_fp8": (1e-3, "of the peak: 0.1%"),
-    "gemm_dim_half": (0, "a GEMM width"),
+    "gemm_dim_half": (1, "a GEMM width of one element"),
     "attn_eff": (1e-3, "of the peak: 0.1%"),
-    "attn_seq_half": (0, "tokens"),
+    "attn_seq_half": (1, "token"),
 }
 # Model fields: whole numbers up to these (the lower bounds: MODEL_POSITIVE_FIELDS in
 # scenario.py, checked in scenario_parse.py).

@@ -4,6 +4,21 @@ from __future__ import annotations
 
 # (short citation as the source column writes it, full title, link)
 REFERENCES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Dao 2023",
+        "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning",
+        "https://arxiv.org/abs/2307.08691",
+    ),
+    (
+        "Shah et al. 2024",
+        "FlashAttention-3: Fast and Accurate Attention with Asynchrony and Low-precision",
+        "https://arxiv.org/abs/2407.08608",
+    ),
+    (
+        "Li et al. 2020",
+        "PyTorch Distributed: Experiences on Accelerating Data Parallel Training",
+        "https://arxiv.org/abs/2006.15704",
+    ),
     ("Dubey et al. 2024", "The Llama 3 Herd of Models", "https://arxiv.org/abs/2407.21783"),
     (
         "Llama 3.1 model card",

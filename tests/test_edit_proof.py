@@ -146,8 +146,10 @@ def test_the_fewest_gpu_note_says_when_the_batch_does_not_split() -> None:
     assert r["n_gpus_min_note"] == (
         f"ZeRO-3, dp {d} × tp·pp·cp 1; memory only: the batch does not split evenly over dp {d}"
     )
-    item = {k: v for k, v in DEFAULT_ITEMS[1].items() if k != "name"}
-    r = calc("70B default", **item)  # its dp_min splits its batch
+    item = {"model": "llama3-70b", "n_gpus": 64, "tp": 8, "sequence_parallel": 1,
+            "zero_stage": 1, "seq_len": 8192, "global_batch_tokens": "4Mi",
+            "recompute": "full"}  # fmt: skip
+    r = calc("70B on 64", **item)  # its dp_min splits its batch
     accum = r["global_batch_seqs"] / (r["micro_batch"] * r["dp_min"])
     assert accum >= 1 and accum == int(accum), accum
     assert r["n_gpus_min_note"] == f"ZeRO-{r['zero_stage']}, dp {r['dp_min']} × tp·pp·cp 8"
@@ -269,7 +271,7 @@ def test_edit_gpus_tp_and_name_in_a_spreadsheet(tmp_path: Path) -> None:
     rows = _inputs_rows(ws)
     items = [dict(i) for i in DEFAULT_ITEMS]
     old_name = items[1]["name"]
-    new_name = "70B on 256 H100s (edited)"
+    new_name = "70B on 4x the H100s (edited)"
     ws.cell(row=rows["n_gpus"], column=5).value = items[1]["n_gpus"] * 4
     ws.cell(row=rows["scenario_name"], column=5).value = new_name
     ws.cell(row=rows["tp"], column=4).value = 2
@@ -282,8 +284,8 @@ def test_edit_gpus_tp_and_name_in_a_spreadsheet(tmp_path: Path) -> None:
     bad = mismatches(values, expected)
     assert not bad, "\n".join(bad[:30])
     e70 = expected[new_name]
-    assert values[("Inputs", "dp", new_name)] == 256 / 8 == e70["dp"]
-    assert values[("Inputs", "dp", items[0]["name"])] == 4
+    assert values[("Inputs", "dp", new_name)] == items[1]["n_gpus"] / 8 == e70["dp"]
+    assert values[("Inputs", "dp", items[0]["name"])] == items[0]["n_gpus"] / 2
     for name in expected:
         failing = [
             k for k in [*check_keys("error"), "checks_ok"] if values[("Checks", k, name)] != 1

@@ -15,8 +15,8 @@ step's FLOPs):
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
                e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s / cp: flash
                attention gets faster with longer sequences (Dao 2023,
-               FlashAttention-2, section 4.1, Figure 5; Shah et al. 2024,
-               FlashAttention-3, section 4.1).
+               FlashAttention-2; Shah et al. 2024, FlashAttention-3: their
+               benchmarks by sequence length).
   elementwise  t_elem = passes x (4/3 with full recomputation) x the stage's
                activation bytes per step / HBM bandwidth: norms, activations,
                dropout, residuals and the loss read and write the tensors the
