@@ -113,7 +113,7 @@ def published_tokens_per_s(b: Benchmark, flops_per_token: float) -> float:
     tflops = float(pub["tflops_per_gpu"]) * 1e12
     if conv == "megatron-eq3":
         m = b.scenario["model"]
-        layers, h, vocab, seq = m["n_layers"], m["hidden_size"], m["vocab_size"], None
+        layers, h, vocab = m["n_layers"], m["hidden_size"], m["vocab_size"]
         seq = b.scenario["seq_len"]
         per_token = 96 * layers * h * h * (1 + seq / (6 * h) + vocab / (16 * layers * h))
         return tflops / per_token
