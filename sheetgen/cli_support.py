@@ -219,6 +219,12 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
         raise SheetgenError(flag, e.message) from None
 
 
+# click 8.2 raises this for a group called with no arguments; click 8.1 (pyproject's
+# floor) prints the help and exits 0 itself, and has no such class (an empty tuple
+# in an except clause catches nothing).
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class OneLineGroup(click.Group):
     """Usage errors (unknown option, bad choice, missing argument) end in one line on
     stderr and exit code 2, like every other bad input."""
@@ -230,7 +236,7 @@ class OneLineGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("error: interrupted", err=True)
             sys.exit(130)
-        except click.exceptions.NoArgsIsHelpError as e:
+        except _NO_ARGS_IS_HELP as e:
             # `sheetgen` (or `sheetgen presets`) alone: the help, as click shows it.
             click.echo(
                 e.ctx.get_help() if e.ctx is not None else self.get_help(self.context_class(self))
