@@ -178,6 +178,15 @@ def summarize(results: list[Result]) -> Summary:
     )
 
 
+def summary_line(summary: Summary, label: str) -> str:
+    """One line: median and worst error, 90th percentile, layouts accepted as fitting."""
+    return (
+        f"{label}: {summary.n} runs; median |error| {summary.median_abs:.1%}, worst "
+        f"{summary.worst:+.1%}, 90th percentile |error| {summary.p90_abs:.1%}; "
+        f"{summary.fits} of {summary.n} published layouts fit in memory"
+    )
+
+
 def markdown(results: list[Result]) -> str:
     """The predicted-vs-published table and its summary as Markdown (docs/DESIGN.md
     holds this block; ``sheetgen benchmark-check --format markdown`` prints it)."""
@@ -196,10 +205,5 @@ def markdown(results: list[Result]) -> str:
     for label, role in (("fit rows", "fit"), ("check rows", "check"), ("all rows", None)):
         subset = [r for r in results if role in (None, r.bench.role)]
         if subset:
-            s = summarize(subset)
-            lines.append(
-                f"- {label}: {s.n} runs; median |error| {s.median_abs:.1%}, worst "
-                f"{s.worst:+.1%}, 90th percentile |error| {s.p90_abs:.1%}; {s.fits} of "
-                f"{s.n} published layouts fit in memory"
-            )
+            lines.append("- " + summary_line(summarize(subset), label))
     return "\n".join(lines) + "\n"

@@ -338,7 +338,7 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
     presets/benchmarks/ (the step-time model behind the layout clock), with the
     error per run, then median, worst and how many layouts fit in memory."""
     from sheetgen import benchmarks
-    from sheetgen.tables import benchmark_frame, benchmark_summary, render
+    from sheetgen.tables import benchmark_frame, render
 
     rows = [b for b in benchmarks.load() if role in ("all", b.role)]
     results = [benchmarks.evaluate(b) for b in rows]
@@ -352,7 +352,9 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
         ("all rows", results),
     ):
         if subset:
-            click.echo(benchmark_summary(benchmarks.summarize(subset), label), err=fmt != "table")
+            click.echo(
+                benchmarks.summary_line(benchmarks.summarize(subset), label), err=fmt != "table"
+            )
 
 
 @main.command("advise")

@@ -277,12 +277,3 @@ def benchmark_frame(results: list[Any]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def benchmark_summary(summary: Any, label: str) -> str:
-    """One line: median and worst error, 90th percentile, layouts accepted as fitting."""
-    return (
-        f"{label}: {summary.n} runs; median |error| {summary.median_abs:.1%}, worst "
-        f"{summary.worst:+.1%}, 90th percentile |error| {summary.p90_abs:.1%}; "
-        f"{summary.fits} of {summary.n} published layouts fit in memory"
-    )
