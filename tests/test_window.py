@@ -134,6 +134,15 @@ def test_windowed_attention_flops_equal_a_pair_count(model: str, seq: int) -> No
         )
 
 
+@pytest.mark.parametrize("seq", [1024, 4096, 8192, 131072])
+def test_phase_flops_per_token_follow_the_window(seq: int) -> None:
+    r = calc(
+        "gemma2 phased", model="gemma2-27b", seq_len=8192, phases=[{"tokens": "1B", "seq_len": seq}]
+    )
+    direct = calc("gemma2 direct", model="gemma2-27b", seq_len=seq)
+    check(r, "phase_1_flops_per_token", direct["flops_per_token"])
+
+
 def test_inference_attention_and_cache_reads_fall_with_the_window() -> None:
     settings = {"prompt_len": 30_000, "output_len": 2_000, "inf_batch": 1}
     r = calc("mistral 30k", model="mistral-7b", **settings)
@@ -170,7 +179,8 @@ def matrix_items() -> list[dict[str, Any]]:
          "inf_batch": 1},
         {"name": "gemma2 tp2", "model": "gemma2-27b", "hardware": "h100-sxm",
          "seq_len": 8192, "inf_context": CTX, "prompt_len": 2_000, "output_len": 300,
-         "inf_tp": 2, "inf_batch": 8},
+         "inf_tp": 2, "inf_batch": 8,
+         "phases": [{"tokens": "1T", "seq_len": 2048}, {"tokens": "100B", "seq_len": CTX}]},
         {"name": "gemma2 short", "model": "gemma2-27b", "hardware": "h200",
          "seq_len": 2048, "inf_context": 1000, "prompt_len": 1000, "output_len": 100,
          "inf_batch": 256, "kv_dtype": "fp8"},
@@ -200,6 +210,8 @@ def test_matrix_reaches_every_branch(matrix) -> None:
     assert 0 < short_ctx["inf_max_context_kv"] < short_ctx["sliding_window"]
     assert r["custom window"]["inf_max_context_kv"] > r["custom window"]["sliding_window"]
     assert r["llama3 no window"]["kv_window_saving"] == 1
+    phased = r["gemma2 tp2"]
+    assert phased["phase_1_attn_layer_share"] == 1 > phased["phase_2_attn_layer_share"]
 
 
 def test_inprocess_engine_equals_reference(matrix) -> None:
