@@ -289,3 +289,27 @@ def test_bad_window_in_an_imported_config(tmp_path: Path, change: dict, expected
     path = tmp_path / "config.json"
     path.write_text(json.dumps(doc))
     one_line(run("presets", "import", str(path)), expected)
+
+
+def test_an_edited_window_that_does_not_fit_the_layers_fails_an_error_check(tmp_path) -> None:
+    from openpyxl import load_workbook
+
+    from sheetgen.scenario_file import scenario_from_dict
+    from sheetgen.workbook import write_workbook
+
+    scenario = scenario_from_dict(
+        {"name": "mistral", "model": "mistral-7b", "hardware": "h100-sxm"}
+    )
+    path = write_workbook([scenario], tmp_path / "w.xlsx", cache_values=False)
+    wb = load_workbook(path)
+    ws = wb["Presets"]
+    header = next(r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value == "id")
+    cols = {ws.cell(row=header, column=c).value: c for c in range(1, ws.max_column + 1)}
+    row = next(r for r in range(header + 1, ws.max_row + 1) if ws.cell(r, 1).value == "mistral-7b")
+    before = recalc_pycel(path)
+    assert before[("Checks", "chk_window_valid", "mistral")] == 1
+    ws.cell(row=row, column=cols["local_layers"]).value = 33  # 32 layers
+    wb.save(path)
+    after = recalc_pycel(path)
+    assert after[("Checks", "chk_window_valid", "mistral")] == 0
+    assert after[("Checks", "checks_ok", "mistral")] == 0
