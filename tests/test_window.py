@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers import build_matrix, calc, libreoffice_values, mismatches
+from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mismatches
 
 from sheetgen.cli import main
 from sheetgen.hf_import import architecture, read_config
@@ -225,6 +225,12 @@ def test_libreoffice_equals_reference(matrix) -> None:
     path, _, reference = matrix
     bad = mismatches(libreoffice_values(path), reference)
     assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
+
+
+def test_gnumeric_equals_reference(matrix) -> None:
+    path, _, reference = matrix
+    bad = mismatches(gnumeric_values(path), reference)
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
 
 
 # ---------------------------------------------------------------------------
