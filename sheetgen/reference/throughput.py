@@ -63,7 +63,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     (memory per GPU, communication times, bubble) of the Parallelism sheet."""
     run, hw, m = s.run, s.hardware, s.model
     n, tokens = run.n_gpus, run.global_batch_tokens
-    mb = lay["pp_microbatches_used"]
+    mb = lay["_microbatches"]
     hbm = hw.hbm_tbps * TERA
 
     fp8 = run.peak_dtype == "fp8"
