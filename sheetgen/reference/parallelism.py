@@ -205,13 +205,14 @@ def _activations(
     unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
     masks = mem["mem_act_masks_layer"]
     extra = seq * b * (mem["act_extra_norm_token"] / sp_div + mem["act_extra_attn_token"] / tp)
+    extra += seq * b * mem["act_fp8_whole_token"] / sp_div
 
-    def layer(values: float) -> float:
+    def layer(values: float, fp8_split: float) -> float:
         kept = act * seq * b * ((values - unsplit) / tp + unsplit / sp_div)
-        return (kept + extra + masks / sp_div) / cp
+        return (kept + seq * b * fp8_split / tp + extra + masks / sp_div) / cp
 
-    dense_layer = layer(mem["act_values_dense_layer"])
-    moe_layer = layer(mem["act_values_moe_layer"]) if m.is_moe else 0
+    dense_layer = layer(mem["act_values_dense_layer"], mem["act_fp8_dense_token"])
+    moe_layer = layer(mem["act_values_moe_layer"], mem["act_fp8_moe_token"]) if m.is_moe else 0
     scores_layer = mem["mem_act_scores_layer"] / (tp * cp)
     input_layer = mem["mem_act_input_layer"] / (sp_div * cp)
     naive = mem["attn_is_naive"]
@@ -375,11 +376,16 @@ def _communication(
     t_host = comm_host / host_bw if host_bw > 0 else 0
     intra, inter = hw.intra_node_gb_per_s * GIGA, hw.inter_node_gb_per_s * GIGA
 
-    def link(span: int) -> float:
-        return intra if span <= run.gpus_per_node else inter
+    def link(size: int, stride: int) -> float:
+        """A group of ``size`` ranks ``stride`` apart: NVLink inside a node; across
+        nodes each of its gpus_per_node / stride ranks in a node drives its own NIC
+        (NCCL runs one ring channel per NIC), up to the NVLink rate."""
+        if size * stride <= run.gpus_per_node:
+            return intra
+        return min(intra, inter * max(1, run.gpus_per_node / stride))
 
-    bw = {"tp": link(tp), "cp": link(tp * cp), "ep": link(tp * cp * ep)}
-    bw.update(dp=link(tp * cp * dp), pp=link(tp * cp * dp * pp))
+    bw = {"tp": link(tp, 1), "cp": link(cp, tp), "ep": link(ep, tp * cp)}
+    bw.update(dp=link(dp, tp * cp), pp=link(pp, tp * cp * dp))
     sent = {"dp": comm_dp, "tp": comm_tp, "pp": comm_pp, "cp": comm_cp, "ep": comm_ep}
     seconds = {g: sent[g] / bw[g] for g in ("dp", "tp", "pp", "cp", "ep")}
     return {
