@@ -177,6 +177,44 @@ def test_a_group_across_nodes_sends_through_one_nic_per_rank_in_the_node() -> No
     assert inside["link_dp_bytes_per_s"] == pytest.approx(450e9)
 
 
+def test_partial_recomputation_is_between_none_and_full() -> None:
+    """Megatron-LM's block method: 8 of 32 layers recomputed (pp 1) costs a quarter of
+    full recomputation's extra forward and keeps the other 24 layers whole."""
+    base = {"model": "llama3-8b", "n_gpus": 8, "seq_len": 8192}
+    none = calc("none", **base)
+    full = calc("full", **base, recompute="full")
+    part = calc("8 of 32", **base, recompute="full", recompute_layers=8)
+    assert part["recompute_share"] == 0.25 and full["recompute_share"] == 1
+    assert part["flops_recompute_per_token"] == pytest.approx(full["flops_recompute_per_token"] / 4)
+    stored = none["mem_act_stored"]
+    expected = 8 * part["mem_act_input_layer"] + stored * 24 / 32 + part["mem_act_layer_max"]
+    assert part["mem_activations"] - part["mem_act_final"] == pytest.approx(expected)
+    assert part["mem_act_kept_stage"] == pytest.approx(
+        8 * part["mem_act_input_layer_gpu"] + none["mem_act_kept_stage"] * 24 / 32
+    )
+    assert none["step_seconds_predicted"] < part["step_seconds_predicted"]
+    assert part["step_seconds_predicted"] < full["step_seconds_predicted"]
+    assert part["collectives_per_layer"] == 4.5
+    # As many layers as the stage holds (or more) is full recomputation.
+    all_of_them = calc("32 of 32", **base, recompute="full", recompute_layers=40)
+    assert all_of_them["mem_activations"] == pytest.approx(full["mem_activations"])
+    # Without full recomputation the input is ignored.
+    sel = calc("selective", **base, recompute="selective", recompute_layers=8)
+    assert sel["recompute_share"] == 0
+
+
+def test_the_lm_head_slows_the_last_pipeline_stage() -> None:
+    """pp stages of L/pp layers, the last with the LM head too: the pipeline runs at
+    (layers + pp x head) / (layers + head) of the balanced pace."""
+    one = calc("pp1", model="llama3-70b", n_gpus=64, tp=8)
+    assert one["pipeline_stage_imbalance"] == 1
+    v = calc("pp8", model="llama3-70b", n_gpus=64, tp=8, pp=8)
+    head = 3 * v["flops_fwd_lm_head"]
+    layers = v["flops_hw_per_token"] - head
+    assert v["pipeline_stage_imbalance"] == pytest.approx((layers + 8 * head) / (layers + head))
+    assert v["pipeline_stage_imbalance"] > 1
+
+
 def test_narrow_gemms_run_below_the_large_gemm_rate() -> None:
     wide = calc("tp1", model="llama3-8b", n_gpus=8, tp=1)
     narrow = calc("tp8", model="llama3-8b", n_gpus=8, tp=8)
@@ -335,6 +373,16 @@ MATRIX = [
      "n_gpus": 64, "tp": 2, "ep": 8, "zero_stage": 2, "ep_comm_overlap": 0.3,
      "phases": [{"tokens": "500B", "seq_len": 4096, "mfu": 0.3},
                 {"tokens": "500B", "seq_len": 8192, "mfu": 0.35}]},
+    {"name": "70B FP8 TE, 3 layers a stage recomputed", "model": "llama3-70b",
+     "hardware": "h100-sxm", "n_gpus": 128, "tp": 4, "pp": 4, "pp_virtual_stages": 5,
+     "sequence_parallel": 1, "zero_stage": 1, "peak_dtype": "fp8", "act_profile": "megatron-te",
+     "recompute": "full", "recompute_layers": 3, "seq_len": 8192, "global_batch_tokens": "4Mi"},
+    {"name": "Mixtral FP8 TE ep8", "model": "mixtral-8x7b", "hardware": "h100-sxm",
+     "n_gpus": 64, "tp": 2, "ep": 8, "zero_stage": 1, "peak_dtype": "fp8",
+     "act_profile": "megatron-te", "sequence_parallel": 1},
+    {"name": "GPT-2 naive, 2 of 6 layers a stage recomputed", "model": "gpt2-124m",
+     "hardware": "rtx-4090", "n_gpus": 2, "pp": 2, "attention": "naive", "recompute": "full",
+     "recompute_layers": 2, "seq_len": 1024, "global_batch_tokens": "64Ki"},
 ]  # fmt: skip
 
 

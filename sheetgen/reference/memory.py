@@ -14,6 +14,9 @@ tensors each matmul / nonlinearity keeps for the backward pass
   Llama: 2sb(6h + 2h_kv + 4F) bytes;  GPT: 32sbh, + 2sbh dropout masks = 34sbh.
   Naive attention also keeps the a x s x s softmax output (2as^2 b bytes), and
   with dropout its mask and output: 5as^2 b in all.
+  Full recomputation keeps one input per recomputed layer and one layer's working
+  set; with ``recompute_layers`` > 0 only that many layers of each pipeline stage
+  are recomputed (Megatron-LM's block method) and the others keep everything.
 
 Activation profiles (``act_profile``) add what real frameworks keep beyond that
 count, in bytes per token (FP32 = 4 bytes):
@@ -68,6 +71,17 @@ def norm_extra_bytes(s: Scenario) -> float:
     if m.norm != "rmsnorm":
         return 2 * FP32  # mean and 1/std
     return (FP32 * m.hidden_size if profile == "hf-eager" else 0) + FP32
+
+
+def recompute_share(s: Scenario) -> float:
+    """The share of layers full recomputation rebuilds: recompute_layers of each
+    stage's n_layers / pp (0 = all of them); 0 without full recomputation."""
+    run = s.run
+    if run.recompute != "full":
+        return 0.0
+    if run.recompute_layers == 0:
+        return 1.0
+    return min(1.0, run.recompute_layers * run.pp / s.model.n_layers)
 
 
 def memory(s: Scenario) -> dict[str, float]:
@@ -137,12 +151,16 @@ def memory(s: Scenario) -> dict[str, float]:
         scores_layer if naive else 0
     )
     stored = n_dense * act_dense_layer + n_moe * act_moe_layer
+    share = recompute_share(s)
     if run.recompute == "none":
         activations = stored + (m.n_layers * scores_layer if naive else 0)
     elif run.recompute == "selective":
         activations = stored
     else:
-        activations = m.n_layers * act_input_layer + act_layer_max
+        # Recomputed layers keep their input; the others (partial recomputation) all.
+        kept_whole = stored + (m.n_layers * scores_layer if naive else 0)
+        activations = share * m.n_layers * act_input_layer + (1 - share) * kept_whole
+        activations += act_layer_max
     activations += act_final
 
     logits = run.logits_bytes * seq * b * m.vocab_size
@@ -183,6 +201,7 @@ def memory(s: Scenario) -> dict[str, float]:
         "attn_is_naive": int(naive),
         "mem_act_layer_max": act_layer_max,
         "mem_act_stored": stored,
+        "recompute_share": share,
         "mem_activations": activations,
         "mem_logits": logits,
         "mem_overhead": run.overhead_bytes,

@@ -222,8 +222,11 @@ def _activations(
     all_layers = p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer
     # The average layer (what the step model's elementwise work reads and writes).
     layer_avg = all_layers / m.n_layers + naive * scores_layer
+    share = mem["recompute_share"]
     if run.recompute == "full":
-        kept_stage = k["layers_per_stage"] * input_layer
+        # Recomputed layers keep their input, the others (partial recomputation) all.
+        kept_whole = all_layers / pp + naive * k["layers_per_stage"] * scores_layer
+        kept_stage = share * k["layers_per_stage"] * input_layer + (1 - share) * kept_whole
         working = layer_max
     else:
         kept_stage = all_layers / pp
@@ -233,6 +236,7 @@ def _activations(
     final_gpu = mem["mem_act_final"] / (sp_div * cp) if pp == 1 else 0
     in_flight = k["micro_batches_in_flight"] * k["interleave_factor"]
     return {
+        "_recompute_share": share,
         "act_values_unsplit": unsplit,
         "mem_act_dense_layer_gpu": dense_layer,
         "mem_act_moe_layer_gpu": moe_layer,
@@ -356,7 +360,7 @@ def _communication(
         k["params_per_gpu_dense"] * _ring(k["zero_group"])
         + k["params_per_gpu_expert"] * _ring(k["zero_group_expert"])
     )
-    collectives = 4 + (2 if run.recompute == "full" else 0)
+    collectives = 4 + 2 * mem["recompute_share"]  # the recomputed forward repeats its 2
     hidden_mb = act * seq * b * m.hidden_size / cp  # one micro-batch's hidden states on one GPU
     comm_tp = collectives * 2 * _ring(tp) * hidden_mb * stage_layers * mb
     comm_pp = 2 * v * mb * hidden_mb / tp if pp > 1 else 0

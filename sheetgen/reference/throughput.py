@@ -17,7 +17,7 @@ step's FLOPs):
                attention gets faster with longer sequences (Dao 2023,
                FlashAttention-2; Shah et al. 2024, FlashAttention-3: their
                benchmarks by sequence length).
-  elementwise  t_elem = passes x (4/3 with full recomputation) x the stage's
+  elementwise  t_elem = passes x (1 + share recomputed / 3) x the stage's
                activation bytes per step / HBM bandwidth: norms, activations,
                dropout, residuals and the loss read and write the tensors the
                Memory sheet counts; `elementwise_passes` HBM passes over them
@@ -28,8 +28,13 @@ step's FLOPs):
                (1 - tp_comm_overlap), context parallel (ring attention: what the
                attention core does not hide), expert parallel (1 -
                ep_comm_overlap), pipeline point-to-point (all of it).
-  pipeline     (compute + exposed micro-batch communication) x (1 + (pp - 1) /
-               (v x m)) (Narayanan et al. 2021, section 2.2.2).
+  stage imbalance  the last pipeline stage runs its n_layers / pp layers and the
+               LM head, so every stage waits for it: compute x (layers + pp x
+               head) / (layers + head) in hardware FLOPs per token (1 at pp = 1;
+               The Llama 3 Herd of Models, section 3.3.2, balances it by removing
+               layers from the first and last stages).
+  pipeline     (compute x imbalance + exposed micro-batch communication) x (1 +
+               (pp - 1) / (v x m)) (Narayanan et al. 2021, section 2.2.2).
   data parallel  gradient reduce-scatter / all-gather overlap the backward and
                forward except the last bucket: exposed = max(t_dp - window,
                t_dp x the last bucket's share); the window is one micro-batch's
@@ -78,7 +83,8 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
     t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
 
-    recompute_factor = FULL_RECOMPUTE_ELEMENTWISE if run.recompute == "full" else 1
+    # The recomputed layers' forward runs again (Memory's recompute_share, 0 unless full).
+    recompute_factor = 1 + (FULL_RECOMPUTE_ELEMENTWISE - 1) * lay["_recompute_share"]
     act_step = lay["mem_act_layer_avg_gpu"] * lay["layers_per_stage"] * mb
     t_elem = run.elementwise_passes * recompute_factor * act_step / hbm
     t_opt = 2 * lay["mem_static_per_gpu"] / hbm
@@ -87,7 +93,13 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     tp_exposed = (1 - run.tp_comm_overlap) * lay["comm_tp_seconds"]
     cp_exposed = max(0.0, lay["comm_cp_seconds"] - t_attn)
     ep_exposed = (1 - run.ep_comm_overlap) * lay["comm_ep_seconds"]
-    per_microbatch = t_compute + tp_exposed + cp_exposed + ep_exposed + lay["comm_pp_seconds"]
+    # The last stage also runs the LM head: the pipeline moves at its pace.
+    head_hw = 3 * f["flops_fwd_lm_head"]
+    layers_hw = f["flops_hw_per_token"] - head_hw
+    imbalance = (layers_hw + run.pp * head_hw) / (layers_hw + head_hw)
+    per_microbatch = (
+        t_compute * imbalance + tp_exposed + cp_exposed + ep_exposed + lay["comm_pp_seconds"]
+    )
     bubble_ratio = (run.pp - 1) / (run.pp_virtual_stages * mb)
     t_pipeline = per_microbatch * (1 + bubble_ratio)
 
@@ -116,6 +128,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "comm_tp_exposed_seconds": tp_exposed,
         "comm_cp_exposed_seconds": cp_exposed,
         "comm_ep_exposed_seconds": ep_exposed,
+        "pipeline_stage_imbalance": imbalance,
         "step_microbatch_path_seconds": per_microbatch,
         "pipeline_bubble_ratio": bubble_ratio,
         "step_pipeline_seconds": t_pipeline,
