@@ -39,8 +39,8 @@ FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
 # The step-time model's calibrated run inputs and the MFU range's width: fitted and
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
 ELEMENTWISE_PASSES = 12.0
-TP_COMM_OVERLAP = 0.7326
-MFU_RANGE = 0.13
+TP_COMM_OVERLAP = 0.95
+MFU_RANGE = 0.08
 # Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
 PHASE_SLOTS = 4
 # Chart sweeps: the sequence lengths and GPU counts the Sweeps sheet evaluates.

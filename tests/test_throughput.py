@@ -134,6 +134,10 @@ def test_fp8_speeds_up_the_gemms_only() -> None:
     assert fp8["step_gemm_seconds"] < bf16["step_gemm_seconds"]
     for key in ("step_attn_seconds", "step_elementwise_seconds", "comm_tp_seconds"):
         assert fp8[key] == pytest.approx(bf16[key]), key
+    # ... of the transformer layers: the LM head (Megatron-Core's output layer, not a
+    # Transformer Engine module) runs at BF16 either way.
+    assert fp8["step_lm_head_seconds"] == pytest.approx(bf16["step_lm_head_seconds"])
+    assert 0 < fp8["step_lm_head_seconds"] < fp8["step_gemm_seconds"]
 
 
 def test_more_interleaving_shrinks_the_bubble_and_recomputation_costs_time() -> None:

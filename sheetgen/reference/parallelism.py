@@ -26,8 +26,7 @@ divides the sequence.  A 1F1B first stage keeps min(pp, m) micro-batches of its
 L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
 (Korthikanti et al. 2022, section 4.2.3, after Narayanan et al. 2021).
 
-Communication per optimizer step per GPU, first order, ring collectives (an
-all-reduce sends 2(d-1)/d of the buffer, all-gather / reduce-scatter (d-1)/d).
+Communication per optimizer step per GPU: ``communication.py``.
 
 Framework memory (issue 12):
   ZeRO-3 / FSDP working buffer = 2 x act bytes x the largest unit gathered whole
@@ -56,6 +55,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sheetgen.reference.communication import communication
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import microbatches, num_text, splits_evenly
 from sheetgen.reference.memory import memory
@@ -63,11 +63,6 @@ from sheetgen.reference.params import params
 from sheetgen.reference.throughput import step_model
 from sheetgen.scenario import Scenario
 from sheetgen.units import GIGA, HOURS_PER_DAY, SECONDS_PER_DAY
-
-
-def _ring(d: float) -> float:
-    """(d - 1) / d: the share of a buffer each rank sends in a ring reduce-scatter."""
-    return (d - 1) / d
 
 
 def parallelism(s: Scenario) -> dict[str, float]:
@@ -100,7 +95,7 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
     k.update(_activations(s, p, mem, k))
     k.update(_peak(s, mem, k))
     k.update(_fewest_gpus(s, mem, k))
-    k.update(_communication(s, p, mem, k))
+    k.update(communication(s, p, mem, k))
     k["mem_act_layer_avg_gpu"] = k.pop("mem_act_layer_avg_gpu")  # the keys' order of old
     k.update(step_model(s, f, k))
     k.update(_max_micro_batch(s, k))
@@ -336,78 +331,6 @@ def _fewest_gpus(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[
         "mem_unshardable_per_gpu": unshardable,
         "dp_min_zero3": dp_min3,
         "n_gpus_min_zero3": dp_min3 * tp * pp * cp if dp_min3 != "none" else "none",
-    }
-
-
-def _communication(
-    s: Scenario, p: dict[str, float], mem: dict[str, float], k: dict[str, Any]
-) -> dict[str, Any]:
-    """Bytes each GPU sends per optimizer step, by group, and their time at the link
-    the group spans (inside a node or across nodes); the pipeline bubble."""
-    m, run, hw = s.model, s.run, s.hardware
-    dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
-    zero, v, mb = run.zero_stage, run.pp_virtual_stages, k["_microbatches"]
-    seq, b, act = run.seq_len, run.micro_batch, mem["act_bytes"]
-    oo, op = run.offload_optimizer, run.offload_params
-    stage_layers = k["layers_per_stage"]
-    if zero == 0:
-        dp_bytes_per_param = 2 * mem["grad_bytes"]
-    else:
-        dp_bytes_per_param = (mb if zero >= 2 else 1) * mem["grad_bytes"] + (
-            2 * mb if zero == 3 else 1
-        ) * mem["weight_bytes"]
-    comm_dp = dp_bytes_per_param * (
-        k["params_per_gpu_dense"] * _ring(k["zero_group"])
-        + k["params_per_gpu_expert"] * _ring(k["zero_group_expert"])
-    )
-    collectives = 4 + 2 * mem["recompute_share"]  # the recomputed forward repeats its 2
-    hidden_mb = act * seq * b * m.hidden_size / cp  # one micro-batch's hidden states on one GPU
-    comm_tp = collectives * 2 * _ring(tp) * hidden_mb * stage_layers * mb
-    comm_pp = 2 * v * mb * hidden_mb / tp if pp > 1 else 0
-    kv_width = p["attn_kv_heads"] * (p["attn_qk_dim"] + p["attn_v_dim"])
-    comm_cp = 3 * _ring(cp) * act * seq * b * kv_width / tp * stage_layers * mb if cp > 1 else 0
-    moe_stage = p["n_moe_layers"] / pp
-    comm_ep = (
-        collectives * _ring(ep) * m.experts_per_token * hidden_mb / k["sp_divisor"] * moe_stage * mb
-        if ep > 1
-        else 0
-    )
-    comm_host = (
-        oo * (mem["grad_bytes"] + (1 - op) * mem["weight_bytes"]) * k["_params_optimizer_held"]
-        + op * 2 * mb * mem["weight_bytes"] * k["_params_weights_held"]
-    )
-    host_bw = hw.host_gb_per_s * GIGA
-    t_host = comm_host / host_bw if host_bw > 0 else 0
-    intra, inter = hw.intra_node_gb_per_s * GIGA, hw.inter_node_gb_per_s * GIGA
-
-    def link(size: int, stride: int) -> float:
-        """A group of ``size`` ranks ``stride`` apart: NVLink inside a node; across
-        nodes each of its gpus_per_node / stride ranks in a node drives its own NIC
-        (NCCL runs one ring channel per NIC), up to the NVLink rate."""
-        if size * stride <= run.gpus_per_node:
-            return intra
-        return min(intra, inter * max(1, run.gpus_per_node / stride))
-
-    bw = {"tp": link(tp, 1), "cp": link(cp, tp), "ep": link(ep, tp * cp)}
-    bw.update(dp=link(dp, tp * cp), pp=link(pp, tp * cp * dp))
-    sent = {"dp": comm_dp, "tp": comm_tp, "pp": comm_pp, "cp": comm_cp, "ep": comm_ep}
-    seconds = {g: sent[g] / bw[g] for g in ("dp", "tp", "pp", "cp", "ep")}
-    return {
-        "dp_comm_bytes_per_param": dp_bytes_per_param,
-        "comm_dp_bytes": comm_dp,
-        "collectives_per_layer": collectives,
-        "act_hidden_microbatch_gpu": hidden_mb,
-        "comm_tp_bytes": comm_tp,
-        "comm_pp_bytes": comm_pp,
-        "comm_cp_bytes": comm_cp,
-        "comm_ep_bytes": comm_ep,
-        "comm_bytes_per_step_per_gpu": sum(sent.values()),
-        "comm_host_bytes": comm_host,
-        "comm_host_seconds": t_host,
-        **{f"link_{g}_bytes_per_s": bw[g] for g in ("tp", "cp", "ep", "dp", "pp")},
-        **{f"comm_{g}_seconds": seconds[g] for g in ("dp", "tp", "pp", "cp", "ep")},
-        "comm_seconds_per_step": sum(seconds.values()) + t_host,
-        "pipeline_bubble": (pp - 1) / (v * mb + pp - 1),
     }
 
 

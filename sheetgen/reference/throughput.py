@@ -7,7 +7,10 @@ step's FLOPs):
   GEMMs        t_gemm = GEMM FLOPs x T / G / (GEMM peak x e_gemm)
                GEMM FLOPs: the hardware FLOPs per token less the attention core
                (recomputation included); GEMM peak: the FP8 peak when peak_dtype
-               is fp8 (FP8 on the GEMMs only), else BF16.
+               is fp8 (FP8 on the GEMMs only), else BF16.  The LM head (3 x its
+               forward) runs at BF16 x the BF16 curve even under FP8: Megatron-
+               Core's output layer is a ColumnParallelLinear, not a Transformer
+               Engine module, so FP8 autocast does not reach it.
                e_gemm = e_max x d / (d + d_half), d = min(hidden / tp, b x s / cp):
                the narrowest dimension of the layer's GEMMs; a GEMM too narrow to
                fill the chip's tiles and waves runs below the large-GEMM rate
@@ -77,8 +80,13 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     gemm_dim = min(m.hidden_size / run.tp, run.micro_batch * run.seq_len / run.cp)
     gemm_eff = gemm_eff_max * gemm_dim / (gemm_dim + hw.gemm_dim_half)
     attn_hw = f["flops_attn_hw_per_token"]
-    gemm_hw = f["flops_hw_per_token"] - attn_hw
-    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff)
+    # The LM head stays BF16 under FP8: Megatron-Core's output layer is a plain
+    # ColumnParallelLinear, not a Transformer Engine module.
+    head_hw = 3 * f["flops_fwd_lm_head"]
+    head_eff = hw.gemm_eff_bf16 * gemm_dim / (gemm_dim + hw.gemm_dim_half)
+    t_head = head_hw * tokens / n / (hw.peak_bf16_tflops * TERA * head_eff)
+    gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw
+    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head
     attn_seq = run.seq_len / run.cp
     attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
     t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
@@ -94,7 +102,6 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     cp_exposed = max(0.0, lay["comm_cp_seconds"] - t_attn)
     ep_exposed = (1 - run.ep_comm_overlap) * lay["comm_ep_seconds"]
     # The last stage also runs the LM head: the pipeline moves at its pace.
-    head_hw = 3 * f["flops_fwd_lm_head"]
     layers_hw = f["flops_hw_per_token"] - head_hw
     imbalance = (layers_hw + run.pp * head_hw) / (layers_hw + head_hw)
     per_microbatch = (
@@ -117,6 +124,8 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "gemm_peak_flops": gemm_peak,
         "gemm_narrow_dim": gemm_dim,
         "gemm_efficiency": gemm_eff,
+        "gemm_lm_head_efficiency": head_eff,
+        "step_lm_head_seconds": t_head,
         "step_gemm_seconds": t_gemm,
         "attn_kernel_seq": attn_seq,
         "attn_efficiency": attn_eff,
