@@ -69,7 +69,8 @@ def flops(s: Scenario) -> dict[str, float]:
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     peak_flops = peak * TERA
     tokens = run.train_tokens
-    # The attention core's hardware FLOPs: both recomputation modes redo its forward.
+    # The attention core's hardware FLOPs: selective recomputation redoes its forward,
+    # full recomputation in the layers it rebuilds.
     redone = {"none": 0.0, "selective": 1.0}.get(run.recompute, recompute_share(s))
     attn_hw = attn_per_token + redone * L * fwd_core
     return {
