@@ -838,8 +838,9 @@ FIELDS: tuple[Field, ...] = (
         kind="float",
         default=2.0,
         doc=(
-            "serving SLO: time to first token, seconds (illustrative 2 s; the MLPerf "
-            "Inference v4.0 Llama 2 70B server scenario allows 2 s at the 99th percentile)"
+            "serving SLO: time to first token, seconds (illustrative 2 s; MLPerf Inference's "
+            "Llama 2 70B server scenario allows 2,000 ms: mlcommons/inference loadgen/mlperf.conf, "
+            "llama2-70b.Server.ttft_latency)"
         ),
         unit="s",
         limit=(0, 3600, "seconds to the first token"),
@@ -850,7 +851,8 @@ FIELDS: tuple[Field, ...] = (
         default=0.05,
         doc=(
             "serving SLO: time per output token after the first, seconds (illustrative 50 ms; "
-            "MLPerf Inference v4.0 Llama 2 70B server: 200 ms at the 99th percentile)"
+            "MLPerf Inference's Llama 2 70B server scenario allows 200 ms: loadgen/mlperf.conf, "
+            "llama2-70b.Server.tpot_latency)"
         ),
         unit="s",
         limit=(0, 60, "seconds per output token"),

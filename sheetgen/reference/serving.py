@@ -43,6 +43,7 @@ the largest such t within the node, where the KV memory then caps the batch.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inference import inference, kv_gpu_share
@@ -57,23 +58,38 @@ from sheetgen.units import GIGA, SECONDS_PER_HOUR, TERA
 REQUESTS_PER_QUOTE = 1000  # cost is quoted per thousand requests
 
 
-def replica(s: Scenario, t: int) -> dict[str, float]:
-    """The linear decode model and the SLO batch bounds of a t-GPU replica."""
-    m, run, hw = s.model, s.run, s.hardware
+def _shared(s: Scenario) -> dict[str, float]:
+    """The quantities every tp candidate shares (computed once per scenario)."""
+    run, hw = s.run, s.hardware
     kv = kv_cache(s)
     inf = inference(s)
-    bw = hw.hbm_tbps * TERA * run.inf_bw_eff
-    compute = t * flops(s)["peak_flops"] * run.inf_compute_eff
+    return {
+        "bw": hw.hbm_tbps * TERA * run.inf_bw_eff,
+        "peak": flops(s)["peak_flops"] * run.inf_compute_eff,
+        "avg_ctx": inf["inf_decode_avg_context"],
+        "attn": inf["inf_attn_flops_per_ctx_token"],
+        "flops_token": kv["inf_flops_per_token"],
+        "weights": kv["inf_weight_bytes"],
+        "kv_token": kv["kv_bytes_per_token"],
+        "kv_tokens_seq": inf["inf_kv_tokens_per_seq"],
+        "request_tokens": inf["inf_request_tokens"],
+        "act": memory(s)["act_bytes"],
+    }
+
+
+def replica(s: Scenario, t: int, c: dict[str, float] | None = None) -> dict[str, float]:
+    """The linear decode model and the SLO batch bounds of a t-GPU replica."""
+    m, run, hw = s.model, s.run, s.hardware
+    c = c or _shared(s)
+    bw = c["bw"]
+    compute = t * c["peak"]
     share = kv_gpu_share(m.n_kv_heads, t, m.is_mla)
-    avg_ctx = inf["inf_decode_avg_context"]
-    attn = inf["inf_attn_flops_per_ctx_token"]
-    flops_token = kv["inf_flops_per_token"]
-    weights = kv["inf_weight_bytes"]
-    act = memory(s)["act_bytes"]
+    avg_ctx, attn, flops_token = c["avg_ctx"], c["attn"], c["flops_token"]
+    weights, act = c["weights"], c["act"]
     intra = hw.intra_node_gb_per_s * GIGA
     prompt, out_len = run.prompt_len, run.output_len
     weight_s = weights / (t * bw)
-    kv_s = kv["kv_bytes_per_token"] * share * avg_ctx / bw
+    kv_s = c["kv_token"] * share * avg_ctx / bw
     comp_s = (flops_token + avg_ctx * attn) / compute
     if t > 1:
         ring = 2 * (t - 1) / t
@@ -97,7 +113,7 @@ def replica(s: Scenario, t: int) -> dict[str, float]:
             (slo_p - prefill_s - ar_fixed) / (comp_s + ar_seq),
         )
     )
-    seq_bytes = kv["kv_bytes_per_token"] * share * inf["inf_kv_tokens_per_seq"]
+    seq_bytes = c["kv_token"] * share * c["kv_tokens_seq"]
     room = hw.mem_gb * GIGA - run.inf_overhead_bytes - weights / t
     return {
         "share": share,
@@ -122,14 +138,14 @@ def step_s(r: dict[str, float], batch: float) -> float:
     return max(mem_s, batch * r["comp_s"]) + r["ar_fixed"] + batch * r["ar_seq"]
 
 
-def choose_tp(s: Scenario) -> tuple[int, dict[str, float | str]]:
+def choose_tp(s: Scenario, c: dict[str, float]) -> tuple[int, dict[str, float | str]]:
     """The serving TP (given, or chosen among 1, 2, 4, ...) and the candidates' keys."""
     out: dict[str, float | str] = {}
     node = s.run.gpus_per_node
     first = within = 0
     t = 1
     for n in range(1, SERVE_TP_SLOTS + 1):
-        r = replica(s, t)
+        r = replica(s, t, c)
         batch = max(1, min(r["b_tpot"], r["b_ttft"]))
         fits = int(t <= node and r["room"] >= batch * r["seq_bytes"])
         first = first or (t if fits else 0)
@@ -148,10 +164,16 @@ def choose_tp(s: Scenario) -> tuple[int, dict[str, float | str]]:
 
 
 def serving(s: Scenario) -> dict[str, float | str]:
+    """Every Serving-sheet key of one scenario (a fresh dict)."""
+    return dict(_serving(s))
+
+
+@lru_cache(maxsize=256)
+def _serving(s: Scenario) -> dict[str, float | str]:
     run = s.run
-    inf = inference(s)
-    t, out = choose_tp(s)
-    r = replica(s, t)
+    c = _shared(s)
+    t, out = choose_tp(s, c)
+    r = replica(s, t, c)
     if run.serve_tp > 0:
         note = f"given on Inputs: tp {t}"
     elif out[f"serve_cand_first_{SERVE_TP_SLOTS}"]:
@@ -195,7 +217,7 @@ def serving(s: Scenario) -> dict[str, float | str]:
     elif r["b_kv"] < 1:
         verdict = (
             f"KV memory: at tp {t} the weights ({num_text(r['weight_bytes_gpu'] / GIGA, 1)} GB "
-            f"per GPU) and overhead leave no room for one {inf['inf_request_tokens']}-token "
+            f"per GPU) and overhead leave no room for one {c['request_tokens']}-token "
             f"request in {num_text(s.hardware.mem_gb, 1)} GB"
         )
     elif r["b_ttft"] < 1:
