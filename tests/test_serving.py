@@ -252,7 +252,9 @@ def test_no_error_cells_and_words_where_impossible(pycel_values) -> None:
     assert verdict.startswith("TTFT 0.05 s impossible"), verdict
     assert pycel_values[("Serving", "serve_batch_max_slo", "impossible TTFT")] == "none"
     summary = pycel_values[("Summary", "serve_summary_text", "issue 23 example")]
-    assert summary.startswith("40 req/s at peak: "), summary
+    assert summary.startswith("40 req/s peak: 32 replicas x 2 GPUs = 64 GPUs, 32 on average"), (
+        summary
+    )
 
 
 def test_serve_keys_are_live_formulas(matrix) -> None:

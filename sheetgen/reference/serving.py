@@ -237,8 +237,8 @@ def _serving(s: Scenario) -> dict[str, float | str]:
     plan_ok = ok and rate > 0
     if plan_ok:
         summary = (
-            f"{num_text(rate, 2)} req/s at peak: {replicas_peak} replicas x {t} GPUs = "
-            f"{replicas_peak * t} GPUs at peak, {replicas_avg * t} on average, "
+            f"{num_text(rate, 2)} req/s peak: {replicas_peak} replicas x {t} GPUs = "
+            f"{replicas_peak * t} GPUs, {replicas_avg * t} on average, "
             f"USD {num_text(cost_month, 0)} a month"
         )
     else:
