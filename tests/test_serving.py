@@ -292,6 +292,16 @@ def test_libreoffice_equals_reference(matrix) -> None:
     assert not errors, f"LibreOffice error cells: {list(errors.items())[:10]}"
 
 
+@pytest.mark.gnumeric
+def test_gnumeric_equals_reference(matrix) -> None:
+    from helpers import gnumeric_values
+
+    values = gnumeric_values(matrix[0])
+    _, _, reference = matrix
+    bad = mismatches(values, reference)
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
+
+
 # Published serving throughput (sheetgen serving-check) and docs/DESIGN.md.
 def test_design_doc_holds_the_serving_check_table() -> None:
     from pathlib import Path

@@ -76,13 +76,14 @@ def months(s: Scenario) -> dict[str, float | str]:
     # Serving (issue 23): the monthly cost x the share of each month's days from the
     # serving start date (before the horizon); training + serving per month.
     sv = serving(s)
-    serve_month = sv["serve_cost_month_usd"] if sv["serve_slo_ok"] == 1 else 0
+    cost_month = sv["serve_cost_month_usd"]
+    serve_month = float(cost_month) if sv["serve_slo_ok"] == 1 else 0.0
     serve_start = excel_serial(run.serve_start_date)
     serve_total = month_total = 0.0
     for n, month in enumerate(month_firsts, start=1):
-        lo, end = excel_serial(month), excel_serial(add_months(month, 1))
-        days = max(0, min(end, horizon_end) - max(serve_start, lo))
-        serve_cost = serve_month * days / (end - lo)
+        m_first, m_next = excel_serial(month), excel_serial(add_months(month, 1))
+        days = max(0, min(m_next, horizon_end) - max(serve_start, m_first))
+        serve_cost = serve_month * days / (m_next - m_first)
         out[f"serve_month_cost_usd_{n}"] = serve_cost
         out[f"month_total_usd_{n}"] = costs[n - 1] + serve_cost
         serve_total += serve_cost
