@@ -192,6 +192,14 @@ def test_months_serving_rows() -> None:
     for n in range(1, MONTH_SLOTS + 1):
         total = r[f"month_cost_usd_{n}"] + r[f"serve_month_cost_usd_{n}"]
         assert r[f"month_total_usd_{n}"] == pytest.approx(total)
+    from sheetgen.run_fields import FISCAL_YEAR_SLOTS, QUARTER_SLOTS
+
+    quarters = sum(r[f"quarter_serve_cost_usd_{k}"] for k in range(1, QUARTER_SLOTS + 1))
+    years = sum(r[f"fy_serve_cost_usd_{k}"] for k in range(1, FISCAL_YEAR_SLOTS + 1))
+    assert quarters == pytest.approx(9 * monthly) and years == pytest.approx(9 * monthly)
+    assert r["quarter_serve_cost_usd_1"] == 0 and r["quarter_serve_cost_usd_2"] == pytest.approx(
+        3 * monthly
+    )
     mid = _plan(start_date="2027-01-01", serve_start_date="2027-04-16")
     assert mid["serve_month_cost_usd_4"] == pytest.approx(monthly * 15 / 30)
     assert mid["serve_month_cost_usd_3"] == 0
