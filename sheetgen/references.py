@@ -116,6 +116,11 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2211.05102",
     ),
     (
+        "Yu et al. 2022",
+        "Orca: A Distributed Serving System for Transformer-Based Generative Models (OSDI 2022)",
+        "https://www.usenix.org/conference/osdi22/presentation/yu",
+    ),
+    (
         "Kwon et al. 2023",
         "Efficient Memory Management for LLM Serving with PagedAttention (vLLM)",
         "https://arxiv.org/abs/2309.06180",

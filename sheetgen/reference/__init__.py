@@ -23,6 +23,7 @@ from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
+from sheetgen.reference.serving import serving
 from sheetgen.reference.sweeps import sweeps
 from sheetgen.scenario import Scenario
 
@@ -34,6 +35,7 @@ SECTIONS = {
     "clock": clock,
     "kv_cache": kv_cache,
     "inference": inference,
+    "serving": serving,
     "schedule": schedule,
     "parallelism": parallelism,
     "phases": phases,
@@ -82,6 +84,7 @@ __all__ = [
     "params",
     "phases",
     "schedule",
+    "serving",
     "sweeps",
     "throughput_from_mfu",
 ]

@@ -34,6 +34,7 @@ SHEET_GUIDE = (
     ("Memory", "Training memory per GPU: weights, gradients, optimizer, activations."),
     ("FLOPs", "FLOPs per token, training FLOPs, MFU (measured when given), throughput."),
     ("KV cache", "Inference memory for keys and values."),
+    ("Serving", "Replicas, GPUs and monthly cost for a traffic target and its SLOs."),
     ("Schedule", "Single-phase steps, days, GPU-hours and cost."),
     ("Phases", "Up to four phases with their own sequence length, batch and MFU."),
     ("Budget", "GPU cost (on-demand, reserved), energy, contingency, total; start and finish."),
