@@ -207,6 +207,18 @@ def test_months_serving_rows() -> None:
     assert impossible["serve_cost_in_table_usd"] == 0
 
 
+def test_serving_cache_follows_the_window() -> None:
+    """Mistral 7B's windowed layers cache at most 4,096 tokens: a 32,000-token request's
+    cache is the issue's 536,870,912 bytes, and each step reads at most that much."""
+    plan = _plan(model="mistral-7b", prompt_len=2000, output_len=30000, serve_tp=1)
+    window_bytes = 2 * 32 * 8 * 128 * 2 * 4096
+    assert plan["serve_kv_bytes_per_seq_gpu"] == window_bytes
+    assert plan["serve_kv_read_bytes_per_seq"] == window_bytes
+    unwindowed = _plan(model="llama3-8b", prompt_len=2000, output_len=30000, serve_tp=1)
+    assert unwindowed["serve_kv_bytes_per_seq_gpu"] == 2 * 32 * 8 * 128 * 2 * 32000
+    assert plan["serve_batch_kv"] > 7 * unwindowed["serve_batch_kv"]
+
+
 # The workbook against the reference: shipped scenarios and serving scenarios.
 def matrix_items() -> list[dict[str, Any]]:
     return [
@@ -226,6 +238,10 @@ def matrix_items() -> list[dict[str, Any]]:
          "serve_hours_per_month": 500, "start_date": "2026-11-20",
          "serve_start_date": "2026-12-31"},
         {"name": "no serving plan", "model": "llama3-8b", "hardware": "a100-80gb"},
+        {"name": "Mistral window, long answers", "model": "mistral-7b", "serve_requests_per_s": 4,
+         "prompt_len": 2000, "output_len": 30000},
+        {"name": "Gemma 2 local and global", "model": "gemma2-27b", "serve_requests_per_s": 2,
+         "prompt_len": 8000, "output_len": 8000},
     ]  # fmt: skip
 
 

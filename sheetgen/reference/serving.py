@@ -10,13 +10,15 @@ so the largest batch meeting the SLOs is a closed form (no search):
   decode step   step(B) = max(W / (t bw) + B kv_s, B c_s) + a_0 + B a_s
                 W: all served weight bytes (at serving batches every expert of a
                 MoE model is touched); kv_s = the KV cache one sequence reads per
-                step per GPU (its average decode context, this GPU's share of the
-                heads) / bw; c_s = (2 N_active + avg context x attention FLOPs) /
+                step per GPU (its average decode context, windowed layers at most
+                the window, this GPU's share of the heads) / bw; c_s = (2 N_active
+                + keys attended x attention FLOPs) /
                 (t x peak x compute efficiency); a_0, a_s: the tensor-parallel
                 all-reduces' latency and per-sequence bytes (the Inference sheet's
                 overheads: 2 per layer, ring 2(t-1)/t at the intra-node link);
                 bw = HBM bandwidth x bandwidth efficiency (Pope et al. 2022).
-  prefill       pre = max(one prompt's FLOPs / compute, W / (t bw)) + its all-reduces
+  prefill       pre = max(one prompt's FLOPs (the attention core at the window's
+                share, Inference sheet) / compute, W / (t bw)) + its all-reduces
   TPOT(B)       = step(B) + B pre / O: to keep B slots full, B / O requests
                 join per step on average, each stalling the batch for its prefill;
   TTFT(B)       = pre + step(B): the step in flight, then the prompt (queueing at
@@ -27,7 +29,8 @@ so the largest batch meeting the SLOs is a closed form (no search):
                             (T - pre - a_0) / (c_s + a_s)))
                 (max(x, y) + z <= S exactly when both x + z and y + z are);
   B_kv          = floor((memory - overhead - W / t) / (request's KV cache in whole
-                blocks x this GPU's share)), the paged cache (vLLM);
+                blocks, windowed layers capped at the window, x this GPU's share)),
+                the paged cache (vLLM);
   SLO batch     = min(B_tpot, B_ttft, B_kv), "none" below 1 with the verdict
                 naming the binding limit;
   requests/s per replica = B / (O x TPOT(B)); replicas = ceil(rate / that) at
@@ -66,12 +69,15 @@ def _shared(s: Scenario) -> dict[str, float]:
     return {
         "bw": hw.hbm_tbps * TERA * run.inf_bw_eff,
         "peak": flops(s)["peak_flops"] * run.inf_compute_eff,
-        "avg_ctx": inf["inf_decode_avg_context"],
+        "attended": inf["inf_decode_attended_tokens"],
+        "prefill_attn_share": inf["inf_prefill_attn_share"],
         "attn": inf["inf_attn_flops_per_ctx_token"],
         "flops_token": kv["inf_flops_per_token"],
         "weights": kv["inf_weight_bytes"],
-        "kv_token": kv["kv_bytes_per_token"],
-        "kv_tokens_seq": inf["inf_kv_tokens_per_seq"],
+        "kv_read_seq": kv["kv_bytes_per_token_global"] * inf["inf_decode_avg_context"]
+        + kv["kv_bytes_per_token_local"]
+        * min(inf["inf_decode_avg_context"], s.model.sliding_window),
+        "kv_seq": inf["inf_kv_bytes_per_seq"],
         "request_tokens": inf["inf_request_tokens"],
         "act": memory(s)["act_bytes"],
     }
@@ -84,20 +90,21 @@ def replica(s: Scenario, t: int, c: dict[str, float] | None = None) -> dict[str,
     bw = c["bw"]
     compute = t * c["peak"]
     share = kv_gpu_share(m.n_kv_heads, t, m.is_mla)
-    avg_ctx, attn, flops_token = c["avg_ctx"], c["attn"], c["flops_token"]
+    attended, attn, flops_token = c["attended"], c["attn"], c["flops_token"]
     weights, act = c["weights"], c["act"]
     intra = hw.intra_node_gb_per_s * GIGA
     prompt, out_len = run.prompt_len, run.output_len
     weight_s = weights / (t * bw)
-    kv_s = c["kv_token"] * share * avg_ctx / bw
-    comp_s = (flops_token + avg_ctx * attn) / compute
+    kv_s = c["kv_read_seq"] * share / bw
+    comp_s = (flops_token + attended * attn) / compute
     if t > 1:
         ring = 2 * (t - 1) / t
         ar_fixed = 2 * m.n_layers * run.inf_collective_latency_s
         ar_seq = 2 * m.n_layers * ring * m.hidden_size * act / intra
     else:
         ar_fixed = ar_seq = 0.0
-    prefill_flops = prompt * flops_token + run.causal_factor * prompt * prompt * attn
+    prefill_attn = run.causal_factor * prompt * prompt * attn * c["prefill_attn_share"]
+    prefill_flops = prompt * flops_token + prefill_attn
     prefill_s = max(prefill_flops / compute, weight_s) + ar_fixed + prompt * ar_seq
     stall = prefill_s / out_len
     slo_t, slo_p = run.slo_tpot_s, run.slo_ttft_s
@@ -113,7 +120,7 @@ def replica(s: Scenario, t: int, c: dict[str, float] | None = None) -> dict[str,
             (slo_p - prefill_s - ar_fixed) / (comp_s + ar_seq),
         )
     )
-    seq_bytes = c["kv_token"] * share * c["kv_tokens_seq"]
+    seq_bytes = c["kv_seq"] * share
     room = hw.mem_gb * GIGA - run.inf_overhead_bytes - weights / t
     return {
         "share": share,
@@ -252,6 +259,7 @@ def _serving(s: Scenario) -> dict[str, float | str]:
         "serve_tp_used": t,
         "serve_tp_note": note,
         "serve_kv_share": r["share"],
+        "serve_kv_read_bytes_per_seq": c["kv_read_seq"],
         "serve_weight_read_s": r["weight_s"],
         "serve_kv_read_s_per_seq": r["kv_s"],
         "serve_compute_s_per_seq": r["comp_s"],
