@@ -288,3 +288,41 @@ def matrix_lo(matrix):
 def test_finetune_libreoffice_equals_reference(matrix, matrix_lo, scenario):
     bad = mismatches(matrix_lo, matrix[2], [scenario])
     assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
+
+
+def test_edits_on_inputs_follow_and_bad_ones_fail_the_check(tmp_path: Path):
+    """Typed into the workbook: a recipe switched to qlora recomputes as the reference
+    does; a rank of 0 or unknown targets turn chk_lora_inputs (an error) to 0."""
+    import openpyxl
+
+    from sheetgen.recalc import recalc_pycel
+    from sheetgen.reference import compute
+    from sheetgen.scenario_file import scenario_from_dict
+
+    base = {
+        "model": "llama2-7b",
+        "hardware": "a100-80gb",
+        "n_gpus": 1,
+        "seq_len": 1024,
+        "global_batch_tokens": 16384,
+        "recompute": "full",
+        "train_tokens": "100M",
+        "recipe": "lora",
+    }
+    items = [{"name": n, **base} for n in ("to qlora", "rank 0", "bad targets")]
+    path, _, _ = build_matrix(tmp_path, items, "edits")
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    ws.cell(row=rows["recipe"], column=4).value = "qlora"
+    ws.cell(row=rows["lora_rank"], column=5).value = 0
+    ws.cell(row=rows["lora_targets"], column=6).value = "bogus"
+    wb.save(path)
+    values = recalc_pycel(path)
+    expected = compute(scenario_from_dict({**items[0], "recipe": "qlora"}))
+    bad = mismatches(values, {"to qlora": expected}, ["to qlora"])
+    assert not bad, "\n".join(bad[:30])
+    for name in ("rank 0", "bad targets"):
+        assert values[("Checks", "chk_lora_inputs", name)] == 0, name
+        assert values[("Checks", "checks_ok", name)] == 0, name
+    assert values[("Checks", "chk_lora_inputs", "to qlora")] == 1
