@@ -178,7 +178,7 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "Hugging Face transformers, bitsandbytes integration",
-        "transformers: BitsAndBytesConfig (nf4, double quantisation, llm_int8_skip_modules)",
+        "transformers: bitsandbytes 4-bit quantization (BitsAndBytesConfig)",
         "https://huggingface.co/docs/transformers/main_classes/quantization",
     ),
     (

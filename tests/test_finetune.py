@@ -326,3 +326,17 @@ def test_edits_on_inputs_follow_and_bad_ones_fail_the_check(tmp_path: Path):
         assert values[("Checks", "chk_lora_inputs", name)] == 0, name
         assert values[("Checks", "checks_ok", name)] == 0, name
     assert values[("Checks", "chk_lora_inputs", "to qlora")] == 1
+
+
+@pytest.fixture(scope="module")
+def matrix_gnumeric(matrix):
+    from helpers import gnumeric_values
+
+    return gnumeric_values(matrix[0])
+
+
+@pytest.mark.gnumeric
+@pytest.mark.parametrize("scenario", [i["name"] for i in matrix_items()])
+def test_finetune_gnumeric_equals_reference(matrix, matrix_gnumeric, scenario):
+    bad = mismatches(matrix_gnumeric, matrix[2], [scenario])
+    assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
