@@ -38,9 +38,9 @@ QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
 FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
 # The step-time model's calibrated run inputs and the MFU range's width: fitted and
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
-ELEMENTWISE_PASSES = 11.0
-TP_COMM_OVERLAP = 0.935
-MFU_RANGE = 0.22
+ELEMENTWISE_PASSES = 12.0
+TP_COMM_OVERLAP = 0.95
+MFU_RANGE = 0.08
 # Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
 PHASE_SLOTS = 4
 # Chart sweeps: the sequence lengths and GPU counts the Sweeps sheet evaluates.
@@ -231,6 +231,18 @@ FIELDS: tuple[Field, ...] = (
         default="none",
         doc="activation recomputation: none | selective | full",
         choices=("none", "selective", "full"),
+    ),
+    Field(
+        key="recompute_layers",
+        kind="int",
+        default=0,
+        doc=(
+            "with full recomputation, the transformer layers per pipeline stage whose "
+            "activations are recomputed (Megatron-LM --recompute-method block "
+            "--recompute-num-layers); the others keep all their activations; 0 (default) = "
+            "every layer"
+        ),
+        limit=(0, 10**6, "layers per pipeline stage; 0 = every layer"),
     ),
     Field(
         key="peak_dtype",

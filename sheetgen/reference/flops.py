@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from sheetgen.reference.finetune import finetune, lora_flops
 from sheetgen.reference.kv_cache import window_layer_share, window_pair_share
+from sheetgen.reference.memory import recompute_share
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 from sheetgen.units import TERA
@@ -74,13 +75,16 @@ def flops(s: Scenario) -> dict[str, float]:
         # The backward pass recomputes the attention core's forward (QK^T, softmax, x V).
         recompute = L * fwd_core
     else:
-        recompute = fwd - fwd_lm_head
+        # One more forward of the recomputed layers (all of them unless recompute_layers).
+        recompute = recompute_share(s) * (fwd - fwd_lm_head)
     hw_per_token = per_token + recompute
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     peak_flops = peak * TERA
     tokens = run.train_tokens
-    # The attention core's hardware FLOPs: both recomputation modes redo its forward.
-    attn_hw = attn_per_token + (L * fwd_core if run.recompute != "none" else 0)
+    # The attention core's hardware FLOPs: selective recomputation redoes its forward,
+    # full recomputation in the layers it rebuilds.
+    redone = {"none": 0.0, "selective": 1.0}.get(run.recompute, recompute_share(s))
+    attn_hw = attn_per_token + redone * L * fwd_core
     return {
         "flops_fwd_q": fwd_q,
         "flops_fwd_kv": fwd_kv,
