@@ -192,7 +192,33 @@ FIELDS: tuple[Field, ...] = (
             "fsdp-bf16",
             "bf16-adam-8bit",
             "fp8-te",
+            "lora",
+            "qlora",
         ),
+    ),
+    # LoRA / QLoRA fine-tuning (issue 22, part 5): read only under recipe lora or qlora.
+    Field(
+        key="lora_rank",
+        kind="int",
+        default=8,
+        doc=(
+            "LoRA adapter rank r, read under recipe lora or qlora: each targeted linear layer "
+            "gains r x (d_in + d_out) trainable parameters (Hu et al. 2021, LoRA, "
+            "arXiv:2106.09685, section 4.1; 8 is Hugging Face PEFT's LoraConfig default)"
+        ),
+        limit=(1, 65_536, "adapter rank (at most a layer's width in practice)"),
+    ),
+    Field(
+        key="lora_targets",
+        kind="choice",
+        default="qv",
+        doc=(
+            "linear layers LoRA adapts: qv (q_proj, v_proj: PEFT's default for Llama), qkvo "
+            "(the four attention projections) or all-linear (those and the MLP's matrices, "
+            "every linear layer but the output layer, as PEFT's target_modules='all-linear'; "
+            "the QLoRA paper's choice, Dettmers et al. 2023, section 4)"
+        ),
+        choices=("qv", "qkvo", "all-linear"),
     ),
     Field(
         key="attention",

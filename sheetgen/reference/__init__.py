@@ -13,6 +13,7 @@ from sheetgen.reference.budget import budget
 from sheetgen.reference.budget_range import budget_range
 from sheetgen.reference.checks import checks
 from sheetgen.reference.clock import clock
+from sheetgen.reference.finetune import finetune
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import inputs
@@ -30,6 +31,7 @@ from sheetgen.scenario import Scenario
 SECTIONS = {
     "inputs": inputs,
     "params": lambda s: params(s.model),
+    "finetune": finetune,
     "memory": memory,
     "flops": flops,
     "clock": clock,
@@ -73,6 +75,7 @@ __all__ = [
     "budget_range",
     "compute",
     "checks",
+    "finetune",
     "flops",
     "inference",
     "inputs",

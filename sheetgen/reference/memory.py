@@ -48,6 +48,7 @@ count, in bytes per token (FP32 = 4 bytes):
 
 from __future__ import annotations
 
+from sheetgen.reference.finetune import finetune
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 
@@ -92,17 +93,17 @@ def memory(s: Scenario) -> dict[str, float]:
     seq, b = run.seq_len, run.micro_batch
     act = recipe.act_bytes
 
-    bytes_per_param = (
-        recipe.weight_bytes
-        + recipe.grad_bytes
-        + recipe.grad_accum_bytes
-        + recipe.master_bytes
-        + recipe.optimizer_bytes
-    )
-    mem_weights = n * recipe.weight_bytes
-    mem_grads = n * (recipe.grad_bytes + recipe.grad_accum_bytes)
+    # LoRA / QLoRA (reference/finetune.py): frozen base + FP32 adapters, averaged over N.
+    ft = finetune(s)
+    lora = ft["lora_on"] == 1
+    w_b = ft["lora_weight_bytes_avg"] if lora else recipe.weight_bytes
+    g_b = ft["lora_grad_bytes_avg"] if lora else recipe.grad_bytes
+    o_b = ft["lora_optimizer_bytes_avg"] if lora else recipe.optimizer_bytes
+    bytes_per_param = w_b + g_b + recipe.grad_accum_bytes + recipe.master_bytes + o_b
+    mem_weights = n * w_b
+    mem_grads = n * (g_b + recipe.grad_accum_bytes)
     mem_master = n * recipe.master_bytes
-    mem_optimizer = n * recipe.optimizer_bytes
+    mem_optimizer = n * o_b
     mem_static = mem_weights + mem_grads + mem_master + mem_optimizer
 
     dqk, dv = qk_head_dim(m), v_head_dim(m)
@@ -167,11 +168,11 @@ def memory(s: Scenario) -> dict[str, float]:
     total = mem_static + activations + logits + run.overhead_bytes
     gpu_mem = s.hardware.mem_gb * 10**9
     return {
-        "weight_bytes": recipe.weight_bytes,
-        "grad_bytes": recipe.grad_bytes,
+        "weight_bytes": w_b,
+        "grad_bytes": g_b,
         "grad_accum_bytes": recipe.grad_accum_bytes,
         "master_bytes": recipe.master_bytes,
-        "optimizer_bytes": recipe.optimizer_bytes,
+        "optimizer_bytes": o_b,
         "act_bytes": act,
         "bytes_per_param": bytes_per_param,
         "mem_weights": mem_weights,

@@ -31,6 +31,7 @@ SHEET_GUIDE = (
     ("Inputs", "Everything the workbook computes from: the only place to type."),
     ("Presets", "Models, accelerators, precision recipes, bytes per format; add your own rows."),
     ("Params", "Exact parameter counts by component."),
+    ("LoRA", "LoRA / QLoRA fine-tuning: trainable adapters, frozen weights, bytes, FLOPs."),
     ("Memory", "Training memory per GPU: weights, gradients, optimizer, activations."),
     ("FLOPs", "FLOPs per token, training FLOPs, MFU (measured when given), throughput."),
     ("KV cache", "Inference memory for keys and values."),
