@@ -196,7 +196,9 @@ def check_workbook(
             continue
         for row in t.keyed_rows:
             if row.key not in sl.rows:
-                findings.append(Finding("missing row", t.sheet, row.key, "", detail="row deleted"))
+                findings.append(
+                    Finding("missing row", t.sheet, row.key or "", "", detail="row deleted")
+                )
                 continue
             r = sl.rows[row.key]
             for i, name in enumerate(names[: len(sl.scenarios)]):

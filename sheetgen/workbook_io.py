@@ -396,8 +396,8 @@ def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> 
             )
             continue
         first_col.setdefault(name, col)
-        if data.problems[i] is not None:
-            e = data.problems[i]
+        e = data.problems[i]
+        if e is not None:
             scenarios.append(SheetgenError(f"{where}: {e.field}", e.message))
             continue
         try:

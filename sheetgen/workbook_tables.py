@@ -80,7 +80,7 @@ def text(row: dict[str, Any], key: str, table: str, where: str, name: bool = Tru
 
     v = row.get(key)
     v = "" if v is None else v if isinstance(v, str) else str(v)
-    limit = {} if name else {"max_chars": MAX_TEXT_CHARS, "name": False}
+    limit: dict[str, Any] = {} if name else {"max_chars": MAX_TEXT_CHARS, "name": False}
     return check_text(v, cell_name(where, table, row, key), **limit)
 
 

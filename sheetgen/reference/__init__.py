@@ -15,7 +15,7 @@ from sheetgen.reference.checks import checks
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
-from sheetgen.reference.inputs import inputs
+from sheetgen.reference.inputs import KeyValues, inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.months import months
@@ -45,7 +45,7 @@ SECTIONS = {
 }
 
 
-def compute(s: Scenario) -> dict[str, float | str]:
+def compute(s: Scenario) -> KeyValues:
     """Every input and derived key of one scenario (a fresh dict the caller may change).
 
     Scenarios are frozen, so each distinct one is computed once per process: the
@@ -55,8 +55,8 @@ def compute(s: Scenario) -> dict[str, float | str]:
 
 
 @lru_cache(maxsize=1024)
-def _compute(s: Scenario) -> dict[str, float | str]:
-    out: dict[str, float | str] = {}
+def _compute(s: Scenario) -> KeyValues:
+    out: KeyValues = {}
     for name, fn in SECTIONS.items():
         part = fn(s)
         clash = set(part) & set(out)
