@@ -104,7 +104,7 @@ def file_layout(wb: Any, n_scenarios: int):
     """A ``workbook.layout.Layout`` rebuilt from where the keys and tables really are
     in ``wb``."""
     from sheetgen.workbook.layout import TABLE_COLUMNS, Layout
-    from sheetgen.workbook_io import sheet_layout, used_cells
+    from sheetgen.workbook_read import sheet_layout, used_cells
 
     layout = Layout(n_scenarios=n_scenarios)
     grids = {ws.title: used_cells(ws) for ws in wb.worksheets}  # read once: no row loops
@@ -152,13 +152,8 @@ def check_workbook(
     """Recalculate ``path`` (never modifying it) and compare it with the reference."""
     from sheetgen.reference import compute
     from sheetgen.workbook.templates import load_templates
-    from sheetgen.workbook_io import (
-        open_workbook,
-        require_sheets,
-        scenario_names,
-        scenario_results,
-        sheet_layout,
-    )
+    from sheetgen.workbook_read import open_workbook, require_sheets, scenario_names, sheet_layout
+    from sheetgen.workbook_scenarios import scenario_results
 
     path = Path(path)
     where = str(path)

@@ -6,7 +6,7 @@ an empty, text, zero, negative or 1e308 byte count, a model or hardware field ou
 range, an id given twice (the workbook's case-insensitive MATCH uses the first row,
 so the copy would differ from what the workbook computes).
 
-Rows come from ``workbook_io.read_tables``: mappings of header -> value plus ``_row``
+Rows come from ``workbook_read.read_tables``: mappings of header -> value plus ``_row``
 (the sheet row), so that each error can name its cell.
 """
 

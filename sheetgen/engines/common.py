@@ -110,7 +110,7 @@ def layout_values(title: str, rows: Sequence[Sequence[object]]) -> Values:
     scenarios: list[tuple[int, str]] = []
     c = FIRST_SCENARIO_COL - 1
     # Scenario columns run up to HEADER_END: a blank header among them is a column
-    # (named ""), never the end of the scenarios (as in workbook_io.sheet_layout).
+    # (named ""), never the end of the scenarios (as in workbook_read.sheet_layout).
     width = len(rows[header])
     has_end = HEADER_END in rows[header]
     while c < width:
