@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sheetgen.errors import SheetgenError, short
+from sheetgen.workbook.grid import SheetLayout, read_layout
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .xls
 REQUIRED_SHEETS = ("Inputs", "Presets")
@@ -98,16 +99,6 @@ def require_sheets(wb: Any, where: str) -> None:
             raise SheetgenError(where, f"is not a sheetgen workbook: sheet {name!r} is missing")
 
 
-@dataclass
-class SheetLayout:
-    """Where a sheet's keys and scenario columns are."""
-
-    header_row: int
-    scenarios: list[str]  # names in column order
-    first_col: int  # column index of the first scenario
-    rows: dict[str, int] = field(default_factory=dict)  # key -> row
-
-
 def used_cells(ws: Any) -> dict[tuple[int, int], Any]:
     """{(row, column): value} of the cells the sheet holds, read once.
 
@@ -133,25 +124,8 @@ def used_rows(cells: dict[tuple[int, int], Any], column: int = 1) -> list[int]:
 
 
 def sheet_layout(ws: Any, cells: dict[tuple[int, int], Any] | None = None) -> SheetLayout | None:
-    cells = used_cells(ws) if cells is None else cells
-    header = next((r for r in range(1, 11) if cells.get((r, 1)) == "key"), None)
-    if header is None:
-        return None
-    # Scenario columns run up to the "formula in words" header; a blank header among
-    # them (a deleted heading) is still a column, never the end of the scenarios.
-    ends = [c for (r, c), v in cells.items() if r == header and v == "formula in words"]
-    names = []
-    c = 4
-    while (c < min(ends)) if ends else cells.get((header, c)) is not None:
-        v = cells.get((header, c))
-        names.append("" if v is None else str(v))
-        c += 1
-    layout = SheetLayout(header_row=header, scenarios=names, first_col=4)
-    for r in used_rows(cells):
-        key = cells[(r, 1)]
-        if r > header and isinstance(key, str) and key.strip():
-            layout.rows.setdefault(key.strip(), r)
-    return layout
+    """The sheet's layout (``grid.read_layout``, the one reader) from its stored cells."""
+    return read_layout(used_cells(ws) if cells is None else cells)
 
 
 # Run settings the workbook derives with a formula (older workbooks had them as inputs):
@@ -178,20 +152,24 @@ def scenario_names(wb: Any, cached: Any | None = None) -> list[str]:
     return names
 
 
-def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The Presets sheet's tables: {table: [row dict, ...]} keyed by header names.
+@dataclass
+class TableBlock:
+    """One Presets table as the sheet holds it."""
 
-    A table is a header row whose column A is ``id`` followed by data rows until a
-    blank row; rows with an empty id (unused custom rows) are skipped.  Formula
-    cells take their cached value from ``cached`` (the same sheet read data-only).
-    """
+    name: str | None  # the TABLE_COLUMNS table its first columns match, else None
+    header_row: int
+    headers: list[str]  # the headings up to (not including) "source"
+    last_row: int  # the last data row (unused custom rows included); header_row if none
+
+
+def table_blocks(cells: dict[tuple[int, int], Any]) -> list[TableBlock]:
+    """Every table of a Presets sheet's stored cells (the one reader of its layout, for
+    ``read_tables`` and ``check``): a header row whose column A is ``id``, its
+    headings up to ``source``, data rows until a blank row."""
     from sheetgen.workbook.layout import TABLE_COLUMNS
 
     by_first_cols = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
-    tables: dict[str, list[dict[str, Any]]] = {}
-    cells = used_cells(ws)
-    formulas = formula_cells(ws)
-    stored = used_cells(cached) if cached is not None else {}
+    blocks = []
     for start in [r for r in used_rows(cells) if cells[(r, 1)] == "id"]:
         headers = []
         c = 1
@@ -202,12 +180,28 @@ def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, 
             (n for cols, n in by_first_cols.items() if tuple(headers[: len(cols)]) == cols),
             None,
         )
-        rows = []
-        r = start + 1
+        last = start
         # Data rows (unused custom rows included) run until the blank separator row.
-        while any(cells.get((r, c)) not in (None, "") for c in range(1, len(headers) + 2)):
+        while any(cells.get((last + 1, c)) not in (None, "") for c in range(1, len(headers) + 2)):
+            last += 1
+        blocks.append(TableBlock(name, start, headers, last))
+    return blocks
+
+
+def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The Presets sheet's tables (``table_blocks``): {table: [row dict, ...]} keyed by
+    header names; rows with an empty id (unused custom rows) are skipped.  Formula
+    cells take their cached value from ``cached`` (the same sheet read data-only).
+    """
+    tables: dict[str, list[dict[str, Any]]] = {}
+    cells = used_cells(ws)
+    formulas = formula_cells(ws)
+    stored = used_cells(cached) if cached is not None else {}
+    for block in table_blocks(cells):
+        rows = []
+        for r in range(block.header_row + 1, block.last_row + 1):
             values = {}
-            for c, h in enumerate(headers, start=1):
+            for c, h in enumerate(block.headers, start=1):
                 v = cells.get((r, c))
                 if (r, c) in formulas and cached is not None:
                     v = stored.get((r, c))
@@ -215,13 +209,13 @@ def read_tables(ws: Any, cached: Any | None = None) -> dict[str, list[dict[str, 
             values["_row"] = r
             if values.get("id") not in (None, ""):
                 rows.append(values)
-            r += 1
-        if name is not None:
-            if name in tables:
+        if block.name is not None:
+            if block.name in tables:
                 raise SheetgenError(
-                    f"{ws.title}!A{start}", f"a second {name} table; keep one header row"
+                    f"{ws.title}!A{block.header_row}",
+                    f"a second {block.name} table; keep one header row",
                 )
-            tables[name] = rows
+            tables[block.name] = rows
     return tables
 
 
