@@ -92,7 +92,7 @@ def fast_engine() -> str:
     return "gnumeric" if gnumeric_available() else "pycel"
 
 
-# `pytest -m "not slow"` runs the fast tests in seconds.  Slow: every test that needs
+# `pytest -m "not slow"` runs the fast tests (about a minute of CPU).  Slow: every test that needs
 # LibreOffice or Gnumeric (their markers or fixtures), any test marked
 # `@pytest.mark.slow`, and these tests, which recalculate, print, edit or generate
 # whole workbooks (each took over 0.8 s in a profiled run): module -> test functions.
