@@ -103,8 +103,8 @@ def _same(actual: Any, expected: Any, rel: float) -> bool:
 def file_layout(wb: Any, n_scenarios: int):
     """A ``workbook.layout.Layout`` rebuilt from where the keys and tables really are
     in ``wb``."""
-    from sheetgen.workbook.layout import TABLE_COLUMNS, Layout
-    from sheetgen.workbook_io import sheet_layout, used_cells
+    from sheetgen.workbook.layout import Layout
+    from sheetgen.workbook_read import sheet_layout, table_blocks, used_cells
 
     layout = Layout(n_scenarios=n_scenarios)
     grids = {ws.title: used_cells(ws) for ws in wb.worksheets}  # read once: no row loops
@@ -120,20 +120,9 @@ def file_layout(wb: Any, n_scenarios: int):
             if ws.title != "Summary":
                 layout.cells.setdefault(key, (ws.title, row))
     if "Presets" in wb.sheetnames:
-        cells = grids["Presets"]
-        firsts = {cols[:3]: name for name, cols in TABLE_COLUMNS.items()}
-        for r in sorted(r for (r, c), v in cells.items() if c == 1 and v == "id"):
-            head = tuple(str(cells.get((r, c))) for c in (1, 2, 3))
-            name = next((n for cols, n in firsts.items() if head[: len(cols)] == cols), None)
-            if name is None:
-                continue
-            last = r
-            while any(
-                cells.get((last + 1, c)) not in (None, "")
-                for c in range(1, len(TABLE_COLUMNS[name]) + 2)
-            ):
-                last += 1
-            layout.tables[name] = (r + 1, last)
+        for block in table_blocks(grids["Presets"]):
+            if block.name is not None:
+                layout.tables[block.name] = (block.header_row + 1, block.last_row)
     return layout
 
 
@@ -152,13 +141,8 @@ def check_workbook(
     """Recalculate ``path`` (never modifying it) and compare it with the reference."""
     from sheetgen.reference import compute
     from sheetgen.workbook.templates import load_templates
-    from sheetgen.workbook_io import (
-        open_workbook,
-        require_sheets,
-        scenario_names,
-        scenario_results,
-        sheet_layout,
-    )
+    from sheetgen.workbook_read import open_workbook, require_sheets, scenario_names, sheet_layout
+    from sheetgen.workbook_scenarios import scenario_results
 
     path = Path(path)
     where = str(path)
@@ -196,7 +180,9 @@ def check_workbook(
             continue
         for row in t.keyed_rows:
             if row.key not in sl.rows:
-                findings.append(Finding("missing row", t.sheet, row.key, "", detail="row deleted"))
+                findings.append(
+                    Finding("missing row", t.sheet, row.key or "", "", detail="row deleted")
+                )
                 continue
             r = sl.rows[row.key]
             for i, name in enumerate(names[: len(sl.scenarios)]):

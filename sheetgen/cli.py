@@ -192,7 +192,7 @@ def generate_cmd(
     if from_workbook is not None:
         if scenario_file is not None or any(v is not None for v in flags.values()):
             raise SheetgenError("--from", "cannot be combined with a scenario file or flags")
-        from sheetgen.workbook_io import scenarios_from_workbook
+        from sheetgen.workbook_scenarios import scenarios_from_workbook
 
         scenarios = scenarios_from_workbook(from_workbook)
     else:
@@ -253,7 +253,7 @@ def pdf_cmd(
     The workbook is recalculated first, so edits made in a spreadsheet show.
     """
     from sheetgen import safe_write
-    from sheetgen.workbook_io import check_xlsx
+    from sheetgen.workbook_read import check_xlsx
 
     seconds = parse_timeout(timeout)
     src = check_xlsx(workbook)
@@ -298,7 +298,7 @@ def check_cmd(workbook: str, engine: str, fmt: str, timeout: str | None) -> None
 def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
     """Export the inputs of WORKBOOK (custom presets included) as a scenario file."""
     from sheetgen import safe_write
-    from sheetgen.workbook_io import scenarios_from_workbook, scenarios_to_yaml
+    from sheetgen.workbook_scenarios import scenarios_from_workbook, scenarios_to_yaml
 
     out = None
     if output is not None:

@@ -24,6 +24,7 @@ whether the head is tied).  Conventions the readers rely on, per family:
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -78,7 +79,7 @@ class _Fields:
             )
         return v
 
-    def flag(self, key: str, default: bool) -> int:
+    def flag(self, key: str, default: bool) -> builtins.int:  # int: the method above
         v = self.doc.get(key, default)
         if v is None:
             v = default
@@ -97,7 +98,7 @@ class _Fields:
             )
         return float(v)
 
-    def head_dim(self) -> int:
+    def head_dim(self) -> builtins.int:
         if self.doc.get("head_dim") is not None:
             return self.int("head_dim")
         h, a = self.int("hidden_size"), self.int("num_attention_heads")

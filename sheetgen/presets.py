@@ -160,7 +160,8 @@ def _documents(kind: str, stack: tuple[tuple[Path, str], ...]) -> dict[str, tupl
     for directory, origin in stack:
         layer = scan_directory(directory, kind)
         _same_but_case(layer, out)
-        below, done = dict(out), {}
+        below = dict(out)
+        done: dict[str, tuple[dict, int]] = {}
         for pid, (_, path) in layer.items():
             out[pid] = (_resolve(kind, pid, layer, below, done), origin, path)
     return out
@@ -360,4 +361,4 @@ def clear_caches() -> None:
 
 # The loaders keep the ``cache_clear`` their earlier ``@cache`` versions offered.
 for _loader in (models, hardware, model_docs, hardware_docs, hardware_prices):
-    _loader.cache_clear = clear_caches  # type: ignore[attr-defined]
+    _loader.cache_clear = clear_caches  # type: ignore[union-attr]  # functions take attributes

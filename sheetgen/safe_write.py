@@ -204,7 +204,7 @@ def _check_parent(path: Path) -> None:
         return
 
 
-def publish(t: Target, write: Callable[[IO[bytes]], None]) -> Published:
+def publish(t: Target, write: Callable[[IO[bytes]], object]) -> Published:
     """Write the file with ``write(binary file object)`` and publish it at ``t.path``.
 
     See the module's docstring for the rules; raises SheetgenError (``<path>:
@@ -281,7 +281,7 @@ def _make_parents(path: Path) -> list[Path]:
     return made
 
 
-def _write_tmp(folder: Path, write: Callable[[IO[bytes]], None]) -> Path:
+def _write_tmp(folder: Path, write: Callable[[IO[bytes]], object]) -> Path:
     """A new temporary file in ``folder`` holding what ``write`` wrote, on disk."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:

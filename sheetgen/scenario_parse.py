@@ -336,13 +336,11 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
         if key in MODEL_FLAG_FIELDS and n not in (0, 1):
             raise SheetgenError(f"{where}.{key}", f"must be 0 or 1, got {n}")
         values[key] = n
-    for key, accepted in (("norm", NORMS), ("mlp", MLPS)):
+    for key, names in (("norm", NORMS), ("mlp", MLPS)):
         if key in spec:
             v = spec[key]
-            if not isinstance(v, str) or v.lower() not in accepted:
-                raise SheetgenError(
-                    f"{where}.{key}", f"got {short(v)}; {did_you_mean(v, accepted)}"
-                )
+            if not isinstance(v, str) or v.lower() not in names:
+                raise SheetgenError(f"{where}.{key}", f"got {short(v)}; {did_you_mean(v, names)}")
             values[key] = v.lower()
     for key in ("n_layers", "hidden_size", "n_heads", "ffn_size", "vocab_size"):
         if key not in values:

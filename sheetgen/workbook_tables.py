@@ -6,7 +6,7 @@ an empty, text, zero, negative or 1e308 byte count, a model or hardware field ou
 range, an id given twice (the workbook's case-insensitive MATCH uses the first row,
 so the copy would differ from what the workbook computes).
 
-Rows come from ``workbook_io.read_tables``: mappings of header -> value plus ``_row``
+Rows come from ``workbook_read.read_tables``: mappings of header -> value plus ``_row``
 (the sheet row), so that each error can name its cell.
 """
 
@@ -80,7 +80,7 @@ def text(row: dict[str, Any], key: str, table: str, where: str, name: bool = Tru
 
     v = row.get(key)
     v = "" if v is None else v if isinstance(v, str) else str(v)
-    limit = {} if name else {"max_chars": MAX_TEXT_CHARS, "name": False}
+    limit: dict[str, Any] = {} if name else {"max_chars": MAX_TEXT_CHARS, "name": False}
     return check_text(v, cell_name(where, table, row, key), **limit)
 
 

@@ -82,3 +82,61 @@ def pytest_runtest_makereport(item, call):
         return
     report.outcome = "failed"
     report.longrepr = f"skipped with SHEETGEN_REQUIRE_LIBREOFFICE=1, which allows no skip: {reason}"
+
+
+def fast_engine() -> str:
+    """The engine for a test that needs a whole workbook recalculated but no engine in
+    particular: Gnumeric where installed (its ssconvert used about a quarter of pycel's
+    CPU on a 12-column workbook: 1.7 s against 6.7 s), else pycel.  The engine matrices
+    (test_workbook, test_parallelism, ...) still compare every engine key by key."""
+    return "gnumeric" if gnumeric_available() else "pycel"
+
+
+# `pytest -m "not slow"` runs the fast tests (about a minute of CPU).  Slow: every test that needs
+# LibreOffice or Gnumeric (their markers or fixtures), any test marked
+# `@pytest.mark.slow`, and these tests, which recalculate, print, edit or generate
+# whole workbooks (each took over 0.8 s in a profiled run): module -> test functions.
+ALL = "*"
+SLOW_TESTS: dict[str, set[str] | str] = {
+    "test_advise": {"test_advised_plans_recalculate_in_libreoffice", "test_bad_advise_input_ends_in_one_line", "test_deadline_and_budget", "test_moe_uses_expert_parallelism", "test_write_never_loses_a_file"},
+    "test_budget_proposal": {"test_new_keys_equal_reference_in_libreoffice", "test_new_keys_equal_reference_in_pycel", "test_new_keys_equal_reference_in_gnumeric"},
+    "test_charts": {"test_month_categories_are_calendar_months_that_follow_the_start_date"},
+    "test_check": {"test_check_cli_exit_codes", "test_failing_check_and_invalid_input", "test_formula_altered", "test_formulas_engine_checks_a_one_scenario_workbook", "test_hanging_libreoffice_times_out", "test_inputs_keeps_an_existing_file", "test_inputs_round_trip_every_shipped_scenario_file", "test_invalid_typed_inputs_are_flagged", "test_missing_libreoffice_is_a_clear_error", "test_round_trip_edit_export_regenerate", "test_row_deleted", "test_sheet_deleted", "test_unknown_model_gives_error_values", "test_untouched_workbook_passes", "test_value_pasted_over_formula"},
+    "test_cli": {"test_generate_reruns_and_keeps_an_edited_file"},
+    "test_edit_proof": {"test_check_reports_a_plan_that_is_not_ok_as_a_warning", "test_edit_gpus_tp_and_name_in_a_spreadsheet", "test_new_keys_in_inprocess_engine", "test_new_keys_in_libreoffice", "test_new_keys_in_gnumeric"},
+    "test_engines": {"test_check_with_engine", "test_gnumeric_ignores_wrong_cached_values", "test_gnumeric_timeout_kills_whole_process_group", "test_recalculate_dispatches_to_every_available_engine"},
+    "test_framework_memory": {"test_frameworks_gnumeric_equals_reference", "test_frameworks_libreoffice_equals_reference", "test_frameworks_pycel_equals_reference"},
+    "test_hostile": {"test_any_numeric_flag_text_is_a_result_or_one_line", "test_forged_stored_value_is_reported", "test_generate_from_refuses_emptied_or_text_cells", "test_gnumeric_resave_checks_clean", "test_libreoffice_resave_checks_clean", "test_libreoffice_resave_keeps_text_as_text", "test_moved_defined_name_is_reported", "test_real_edit_after_resave_still_reported", "test_too_many_scenarios_refused_at_once"},
+    "test_hostile_inputs": {"test_long_base_chain_is_one_line", "test_zip_bomb_is_refused_before_it_is_loaded"},
+    "test_hostile_messages": {"test_libreoffice_gets_a_private_tmpdir"},
+    "test_hostile_workbooks": ALL,
+    "test_inference": {"test_edited_inference_inputs_follow_in_libreoffice", "test_gnumeric_equals_reference", "test_inprocess_engine_equals_reference", "test_libreoffice_equals_reference", "test_libreoffice_inference_cells_are_numbers", "test_libreoffice_flags_a_configuration_that_does_not_fit"},
+    "test_messages": {"test_check_names_check_scenario_numbers_and_reason", "test_error_check_message_quotes_its_inputs"},
+    "test_other_writers": ALL,
+    "test_parallelism": {"test_layouts_gnumeric_equals_reference", "test_layouts_inprocess_engine_equals_reference", "test_layouts_libreoffice_equals_reference"},
+    "test_presentation": ALL,
+    "test_print_legibility": ALL,
+    "test_properties": ALL,
+    "test_recalc": {"test_engines_agree", "test_libreoffice_ignores_wrong_cached_values", "test_libreoffice_parallel_calls", "test_libreoffice_recalc_to_dst_and_default", "test_libreoffice_recalculates_after_openpyxl_edit", "test_libreoffice_values", "test_timeout_kills_whole_process_group"},
+    "test_signals": ALL,
+    "test_team_presets": {"test_check_in_libreoffice", "test_check_without_the_team_folder", "test_generate_check_inputs_with_team_presets"},
+    "test_throughput": {"test_deadline_picks_the_cheapest_plan_that_meets_it", "test_edits_in_a_spreadsheet_move_the_clock_range_and_verdict", "test_inprocess_engine_equals_reference_on_every_key", "test_libreoffice_equals_reference_on_every_key", "test_summary_days_and_cost_equal_what_advise_printed", "test_write_keeps_the_name_numbers_and_distinct_plans"},
+    "test_workbook": {"test_edited_inputs_follow_in_libreoffice", "test_gnumeric_equals_reference", "test_inprocess_engine_equals_reference", "test_libreoffice_equals_reference"},
+    "test_writers": {"test_concurrent_runs_as_they_come", "test_concurrent_runs_to_one_new_path", "test_file_size_limit_every_writer", "test_real_full_and_read_only_file_systems", "test_rerun_replaces_own_output_and_keeps_an_edit", "test_stdout_on_a_full_device"},
+}  # fmt: skip
+ENGINE_MARKERS = ("libreoffice", "gnumeric")
+ENGINE_FIXTURES = {"lo", "gnumeric"}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        name = getattr(item, "originalname", item.name)
+        listed = SLOW_TESTS.get(module, ())
+        if (
+            listed == ALL
+            or name in listed
+            or any(item.get_closest_marker(m) for m in ENGINE_MARKERS)
+            or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        ):
+            item.add_marker(pytest.mark.slow)

@@ -11,6 +11,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from conftest import fast_engine
 from helpers import mismatches
 
 from sheetgen.check import check_workbook
@@ -22,9 +23,10 @@ from sheetgen.workbook import write_workbook
 from sheetgen.workbook_io import scenarios_from_workbook
 
 ENGINES = ["libreoffice", "pycel"]
-# The in-process engine for the tests that need one engine only (the fast one; formulas
-# and Gnumeric check an untouched workbook in test_untouched_workbook_passes).
-IN_PROCESS = "pycel"
+# The engine for the tests that need one engine only (the cheapest: Gnumeric, else
+# pycel; every engine checks an untouched workbook in test_untouched_workbook_passes,
+# and LibreOffice and pycel each check the edits parametrised over ENGINES).
+ONE_ENGINE = fast_engine()
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +159,7 @@ def test_row_deleted(book: Path) -> None:
         ws.delete_rows(rows_of(ws)["params_12lh2"])  # the sheet's last row: nothing shifts
 
     edit(book, delete)
-    report = check_workbook(book, engine=IN_PROCESS)
+    report = check_workbook(book, engine=ONE_ENGINE)
     assert [(f.kind, f.sheet, f.key) for f in report.problems] == [
         ("missing row", "Params", "params_12lh2")
     ]
@@ -165,7 +167,7 @@ def test_row_deleted(book: Path) -> None:
 
 def test_sheet_deleted(book: Path) -> None:
     edit(book, lambda wb: wb.remove(wb["KV cache"]))
-    report = check_workbook(book, engine=IN_PROCESS)
+    report = check_workbook(book, engine=ONE_ENGINE)
     assert ("missing sheet", "KV cache") in {(f.kind, f.sheet) for f in report.problems}
 
 
@@ -193,7 +195,7 @@ def test_unknown_model_gives_error_values(book: Path) -> None:
         ws.cell(row=rows_of(ws)["model"], column=4).value = "llama-9"
 
     edit(book, unknown)
-    report = check_workbook(book, engine=IN_PROCESS)
+    report = check_workbook(book, engine=ONE_ENGINE)
     first = report.scenarios[0]
     assert ("check failed", "chk_model_found", first) in {
         (f.kind, f.key, f.scenario) for f in report.problems
@@ -203,7 +205,7 @@ def test_unknown_model_gives_error_values(book: Path) -> None:
 
 def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    ok = runner.invoke(main, ["check", str(book), "--engine", IN_PROCESS])
+    ok = runner.invoke(main, ["check", str(book), "--engine", ONE_ENGINE])
     assert ok.exit_code == 0, ok.output
     n = len(load_scenarios(default_scenario_path()))
     last = ok.output.strip().splitlines()[-1]
@@ -214,7 +216,7 @@ def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
         ws.cell(row=rows_of(ws)["train_days"], column=4).value = 1
 
     edit(book, paste)
-    bad = runner.invoke(main, ["check", str(book), "--engine", IN_PROCESS, "--format", "json"])
+    bad = runner.invoke(main, ["check", str(book), "--engine", ONE_ENGINE, "--format", "json"])
     assert bad.exit_code == 1
     import json
 
@@ -378,7 +380,7 @@ def typed_report(tmp_path_factory: pytest.TempPathFactory):
             ws.cell(row=rows[key], column=column).value = value
 
     edit(book, typed)
-    return check_workbook(book, engine=IN_PROCESS)
+    return check_workbook(book, engine=ONE_ENGINE)
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,9 @@ def test_ci_runs_the_readme_test_command_with_engines_required():
     assert "export SHEETGEN_REQUIRE_LIBREOFFICE=1" in CI
 
 
-@pytest.mark.parametrize("step", ["ruff check .", "ruff format --check .", "floors.py --check"])
+@pytest.mark.parametrize(
+    "step", ["ruff check .", "ruff format --check .", ".venv/bin/mypy ||", "floors.py --check"]
+)
 def test_ci_runs_the_step(step):
     assert step in CI, step
 
@@ -90,3 +92,20 @@ def test_required_mode_turns_skips_into_failures(pytester, monkeypatch, required
     pytester.makepyfile(test_probe=PROBE)
     result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(failed=failed, skipped=skipped, xfailed=1)
+
+
+def test_every_listed_slow_test_exists():
+    """conftest.SLOW_TESTS names real test functions (a renamed test would run as fast)."""
+    import ast
+
+    from conftest import ALL, SLOW_TESTS
+
+    for module, names in SLOW_TESTS.items():
+        path = ROOT / "tests" / f"{module}.py"
+        assert path.is_file(), f"SLOW_TESTS lists {module}, which is not a test module"
+        if names == ALL:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        missing = sorted(set(names) - defined)
+        assert not missing, f"SLOW_TESTS lists tests {module} does not define: {missing}"

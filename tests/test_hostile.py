@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import fast_engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -642,7 +643,7 @@ def test_unreadable_workbooks(
 
 # --- check: re-saved files, forgeries ---------------------------------------------
 def _check(book: Path, tmp_path: Path, code: int):
-    result = CliRunner().invoke(main, ["check", str(book), "--engine", "formulas"])
+    result = CliRunner().invoke(main, ["check", str(book), "--engine", fast_engine()])
     assert result.exit_code == code, result.output[-2000:]
     return result.stdout
 

@@ -5,6 +5,7 @@ what the workbook computes, and a note at Presets!A100000 stays fast."""
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
@@ -26,6 +27,20 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _table_rows(path: Path) -> dict:
+    return _read_table_rows(path, *_version(path))
+
+
+def _version(path: Path) -> tuple[int, int]:
+    """What the memo of a file's reading is keyed on besides its path: a file written
+    again reads again."""
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _read_table_rows(path: Path, _mtime: int, _size: int) -> dict:
+    """The Presets tables of ``path``, read once per version of the file (every case
+    of this module looks its cell up in the same module-scoped workbook)."""
     wb = openpyxl.load_workbook(path)
     cached = openpyxl.load_workbook(path, data_only=True)
     return read_tables(wb["Presets"], cached["Presets"])
@@ -117,8 +132,17 @@ def test_duplicated_model_id_row_is_refused(book: Path, used: dict, tmp_path: Pa
 
 
 def _inputs_row(path: Path, key: str) -> int:
+    return _read_inputs_rows(path, *_version(path))[key]
+
+
+@functools.lru_cache(maxsize=8)
+def _read_inputs_rows(path: Path, _mtime: int, _size: int) -> dict:
+    """{key: row} of the Inputs sheet (column A, rows 1-399), read once per version."""
     ws = openpyxl.load_workbook(path)["Inputs"]
-    return next(r for r in range(1, 400) if ws.cell(row=r, column=1).value == key)
+    rows: dict = {}
+    for r in range(1, 400):
+        rows.setdefault(ws.cell(row=r, column=1).value, r)
+    return rows
 
 
 def test_two_scenarios_with_one_name_are_refused(book: Path, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import fast_engine
 
 from sheetgen import presets
 from sheetgen.cli import main
@@ -161,7 +162,7 @@ def test_generate_check_inputs_with_team_presets(env_team: Path, tmp_path: Path)
     notes = [str(c.value) for row in ws.iter_rows() for c in row if c.value]
     assert any(n.startswith(f"[team preset from {env_team}]") for n in notes)
     assert not any("[team preset" in n and "Llama 3 8B" in n for n in notes)
-    check = run("check", str(book), "--engine", "formulas")
+    check = run("check", str(book), "--engine", fast_engine())
     assert check.exit_code == 0, check.output
     inputs = run("inputs", str(book))
     assert inputs.exit_code == 0 and "price_per_gpu_hour: 1.23" in inputs.output
@@ -173,7 +174,7 @@ def test_check_without_the_team_folder(env_team: Path, tmp_path: Path, monkeypat
     run("generate", "--model", "llama3.2-1b", "--hardware", "team-h100", "-o", str(book))
     monkeypatch.delenv("SHEETGEN_PRESETS")
     presets.clear_caches()
-    check = run("check", str(book), "--engine", "formulas")
+    check = run("check", str(book), "--engine", fast_engine())
     assert check.exit_code == 0, check.output
 
 

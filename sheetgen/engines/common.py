@@ -9,14 +9,10 @@ Dates (cells with a date number format, which openpyxl reads as ``datetime``)
 are returned as serial numbers of the Excel 1900 date system (45658 =
 2025-01-01), the numbers the formulas compute with.
 
-Workbook layout read (every sheet sheetgen writes): the header row is the first
-of rows 1..10 whose column A is exactly ``key``; columns B and C hold
-``quantity`` and ``unit``; columns D, E, ... hold scenario names up to (not
-including) the first header cell that is ``formula in words`` or empty. Every
-row below the header whose column A is a non-empty string is a data row keyed by
-that string (a later duplicate key overwrites an earlier one); rows with empty
-column A are section headings and are skipped. Sheets without a header row are
-skipped.
+Workbook layout read (every sheet sheetgen writes): ``sheetgen.workbook.grid.
+read_layout``, the one reader ``check`` and ``inputs`` use too (header row, scenario
+columns, key rows; where a key appears twice its first row counts). Sheets without
+a header row are skipped.
 
 openpyxl is imported lazily, so importing this module is cheap.
 """
@@ -29,13 +25,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sheetgen.workbook.grid import FIRST_SCENARIO_COL
+from sheetgen.workbook.grid import read_layout
 
 Values = dict[tuple[str, str, str], object]
-
-HEADER_KEY = "key"
-HEADER_END = "formula in words"
-HEADER_SEARCH_ROWS = 10
 
 
 class RecalcError(Exception):
@@ -59,10 +51,6 @@ def require_file(src: Path) -> Path:
     if not src.is_file():
         raise FileNotFoundError(f"workbook not found: {src}")
     return src
-
-
-def _is_blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and value.strip() == "")
 
 
 def stored_cells(ws: object) -> list:
@@ -90,43 +78,22 @@ def grid_rows(ws: object, value: Callable[[Any], object] = lambda c: c.value) ->
 
 
 def layout_values(title: str, rows: Sequence[Sequence[object]]) -> Values:
-    """Apply the sheetgen layout rules to one sheet given as a 2-D list of values.
-
-    ``rows[r][c]`` is the value of the cell at 0-based row ``r`` and column ``c``.
+    """Apply the sheetgen layout rules (``grid.read_layout``) to one sheet given as a
+    2-D list of values: ``rows[r][c]`` is the cell at 0-based row ``r``, column ``c``.
     """
-
-    def cell(r: int, c: int) -> object:
-        if r < len(rows) and c < len(rows[r]):
-            return rows[r][c]
-        return None
-
-    header = next(
-        (r for r in range(min(HEADER_SEARCH_ROWS, len(rows))) if cell(r, 0) == HEADER_KEY),
-        None,
-    )
-    if header is None:
+    cells = {
+        (r, c): v
+        for r, row in enumerate(rows, start=1)
+        for c, v in enumerate(row, start=1)
+        if v is not None
+    }
+    layout = read_layout(cells)
+    if layout is None:
         return {}
-
-    scenarios: list[tuple[int, str]] = []
-    c = FIRST_SCENARIO_COL - 1
-    # Scenario columns run up to HEADER_END: a blank header among them is a column
-    # (named ""), never the end of the scenarios (as in workbook_io.sheet_layout).
-    width = len(rows[header])
-    has_end = HEADER_END in rows[header]
-    while c < width:
-        name = cell(header, c)
-        if name == HEADER_END or (_is_blank(name) and not has_end):
-            break
-        scenarios.append((c, "" if _is_blank(name) else str(name)))
-        c += 1
-
     out: Values = {}
-    for r in range(header + 1, len(rows)):
-        key = cell(r, 0)
-        if not isinstance(key, str) or key.strip() == "":
-            continue
-        for col, scenario in scenarios:
-            out[(title, key, scenario)] = serial(cell(r, col))
+    for key, r in layout.rows.items():
+        for i, scenario in enumerate(layout.scenarios):
+            out[(title, key, scenario)] = serial(cells.get((r, layout.first_col + i)))
     return out
 
 

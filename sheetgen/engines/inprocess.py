@@ -196,7 +196,7 @@ def _quiet_formulas_progress() -> Iterator[None]:
 
 def _plain(value: object, error_types: tuple[type, ...], empty: object) -> object:
     """Unwrap a ``formulas`` result (Ranges / numpy array / XlError) to a Python scalar."""
-    inner = getattr(value, "value", value)  # Ranges -> numpy array
+    inner: Any = getattr(value, "value", value)  # Ranges -> numpy array
     if hasattr(inner, "shape") and hasattr(inner, "flat"):
         if inner.size == 0:
             return None

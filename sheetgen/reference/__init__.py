@@ -16,7 +16,7 @@ from sheetgen.reference.clock import clock
 from sheetgen.reference.finetune import finetune
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
-from sheetgen.reference.inputs import inputs
+from sheetgen.reference.inputs import KeyValues, inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.months import months
@@ -49,7 +49,7 @@ SECTIONS = {
 }
 
 
-def compute(s: Scenario) -> dict[str, float | str]:
+def compute(s: Scenario) -> KeyValues:
     """Every input and derived key of one scenario (a fresh dict the caller may change).
 
     Scenarios are frozen, so each distinct one is computed once per process: the
@@ -59,8 +59,8 @@ def compute(s: Scenario) -> dict[str, float | str]:
 
 
 @lru_cache(maxsize=1024)
-def _compute(s: Scenario) -> dict[str, float | str]:
-    out: dict[str, float | str] = {}
+def _compute(s: Scenario) -> KeyValues:
+    out: KeyValues = {}
     for name, fn in SECTIONS.items():
         part = fn(s)
         clash = set(part) & set(out)

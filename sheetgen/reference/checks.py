@@ -10,7 +10,7 @@ from __future__ import annotations
 from sheetgen.reference.clock import clock
 from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.reference.inference import inference
-from sheetgen.reference.inputs import microbatches, num_text
+from sheetgen.reference.inputs import KeyValues, microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
@@ -133,7 +133,7 @@ def checks(s: Scenario) -> dict[str, float]:
     return out
 
 
-def verdict(chk: dict, sch: dict, par: dict, s: Scenario) -> dict[str, float | str]:
+def verdict(chk: dict, sch: dict, par: dict, s: Scenario) -> KeyValues:
     """plan_ok (1/0) and the reason, first that applies: the layout does not divide the
     GPUs, the layout is impossible (tp vs heads, pp vs layers), the batch cannot be
     split, an error check fails, the peak does not fit."""

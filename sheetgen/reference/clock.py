@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inputs import num_text
+from sheetgen.reference.inputs import KeyValues, num_text
 from sheetgen.reference.parallelism import predicted
 from sheetgen.scenario import Scenario
 
@@ -26,14 +26,14 @@ from sheetgen.scenario import Scenario
 MFU_TYPED_TOLERANCE = 0.15
 
 
-def clock(s: Scenario) -> dict[str, float | str]:
+def clock(s: Scenario) -> KeyValues:
     """The clock's keys (a fresh dict); Schedule, Phases, Range, Sweeps and Checks all
     read them, so each distinct scenario's layout is evaluated once."""
     return dict(_clock(s))
 
 
 @lru_cache(maxsize=1024)
-def _clock(s: Scenario) -> dict[str, float | str]:
+def _clock(s: Scenario) -> KeyValues:
     run = s.run
     f = flops(s)
     pred = predicted(s)["mfu_predicted"]

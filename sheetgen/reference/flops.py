@@ -62,7 +62,7 @@ def flops(s: Scenario) -> dict[str, float]:
     )
     # LoRA / QLoRA (reference/finetune.py): frozen weights need no weight gradient.
     ft = finetune(s)
-    lora = lora_flops(ft["lora_on"], ft["lora_params_trainable"], fwd, L * fwd_core)
+    lora = lora_flops(int(ft["lora_on"]), ft["lora_params_trainable"], fwd, L * fwd_core)
     per_token = 3 * fwd - lora["lora_flops_wgrad_skipped"] + lora["lora_flops_adapters"]
     attn_per_token = 3 * L * fwd_core
     six_n = 6 * p["params_active"]

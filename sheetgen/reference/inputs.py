@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
+from typing import Any
 
 from sheetgen.run_fields import (
     FIELD,
@@ -22,6 +23,11 @@ from sheetgen.units import (  # GB, TB/s, TFLOP/s -> base units (decimal)
     GIGA,
     TERA,
 )
+
+# A section's values by key: numbers, and texts where the key is a text (names, ids,
+# choices, verdicts).  Which is which is the key's, as on the workbook's row; the
+# tests compare every key with its cell.
+KeyValues = dict[str, Any]
 
 
 def splits_evenly(accum: float) -> bool:
@@ -52,9 +58,9 @@ def microbatches(run: Run) -> int:
     return max(1, per_step)
 
 
-def inputs(s: Scenario) -> dict[str, float | str]:
+def inputs(s: Scenario) -> KeyValues:
     m, hw = s.model, s.hardware
-    out: dict[str, float | str] = {
+    out: KeyValues = {
         "scenario_name": s.name,
         "scenario_description": (
             f"{m.name} · {s.run.n_gpus} × {hw.name} · {tokens_text(s.run.train_tokens)} tokens"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as dt
 
 from sheetgen.reference.budget import budget
+from sheetgen.reference.inputs import KeyValues
 from sheetgen.reference.serving import serving
 from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
 from sheetgen.scenario import Scenario, excel_serial
@@ -43,14 +44,14 @@ def add_months(day: dt.date, months: int) -> dt.date:
     return dt.date(index // MONTHS_PER_YEAR, index % MONTHS_PER_YEAR + 1, 1)
 
 
-def months(s: Scenario) -> dict[str, float | str]:
+def months(s: Scenario) -> KeyValues:
     run = s.run
     b = budget(s)
     start = excel_serial(run.start_date)
     finish = start + b["plan_days_wall"]
     first = add_months(run.start_date, 0)
     horizon_end = excel_serial(add_months(first, run.month_horizon))
-    out: dict[str, float | str] = {"month_horizon_end": horizon_end}
+    out: KeyValues = {"month_horizon_end": horizon_end}
     total = b["cost_total_usd"]
     month_firsts = [add_months(first, n) for n in range(MONTH_SLOTS)]
     costs = []

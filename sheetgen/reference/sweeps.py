@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
+from sheetgen.reference.inputs import KeyValues
 from sheetgen.reference.memory import memory
 from sheetgen.reference.schedule import schedule
 from sheetgen.run_fields import SWEEP_POINTS
@@ -26,11 +27,11 @@ from sheetgen.units import SECONDS_PER_DAY
 GB = 10**9
 
 
-def sweeps(s: Scenario) -> dict[str, float | str]:
+def sweeps(s: Scenario) -> KeyValues:
     run = s.run
     mem = memory(s)
     f = flops(s)
-    out: dict[str, float | str] = {
+    out: KeyValues = {
         "sweep_series_flash": f"{s.name}: flash",
         "sweep_series_naive": f"{s.name}: naive",
     }

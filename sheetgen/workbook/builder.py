@@ -53,11 +53,12 @@ SOURCE_LOOK = styles.look(
 def _value_look(fmt: str, role: str, number_format: str | None = None) -> styles.Look:
     """A scenario cell: an input, a preset lookup or a formula, in the row's number format
     (``number_format``: the format name shown, when it differs from ``fmt``)."""
-    font = {
+    fonts: dict[str, dict[str, Any] | None] = {
         "input": {"color": styles.INPUT_FONT_COLOR},
         "lookup": {"color": styles.LOOKUP_FONT_COLOR, "italic": True},
         "formula": None,
-    }[role]
+    }
+    font = fonts[role]
     return styles.look(
         font=font,
         fill=styles.INPUT_FILL if role == "input" else None,
@@ -205,11 +206,14 @@ def write_sheet(
     row_no = FIRST_ROW
     for r in t.rows:
         if r.section:
-            section = [(c, None, look(SECTION_LOOK)) for c in range(1, ncols + 1)]
+            section: list[tuple[int, str | None, Any]] = [
+                (c, None, look(SECTION_LOOK)) for c in range(1, ncols + 1)
+            ]
             section[1] = (2, r.label, look(SECTION_LABEL_LOOK))
             put_template_text(ws, row_no, section)
             row_no += 1
             continue
+        key = r.key or ""  # every row but a section has one (templates.py)
         unit, fmt_name = styles.shown(r.key, r.unit, r.fmt)
         put_template_text(
             ws,
@@ -225,7 +229,7 @@ def write_sheet(
         # Viewers do not grow rows for wrapped text on load: size them for the longest text.
         texts = [(r.label, widths[1]), (r.explanation, widths[-2]), (r.source, widths[-1])]
         if r.fmt == "text":  # wrapped text values (names, layouts) need their lines too
-            texts += [(str(reference[i].get(r.key, "")), scenario_width) for i in range(n)]
+            texts += [(str(reference[i].get(key, "")), scenario_width) for i in range(n)]
             texts.append((r.longest, scenario_width))  # what an edit can make it
         printing.fit_row(ws, row_no, texts)
         if r.input:
@@ -238,14 +242,14 @@ def write_sheet(
         if r.input:
             for i in range(n):
                 cell = ws.cell(row=row_no, column=FIRST_SCENARIO_COL + i)
-                cell.value = reference[i][r.key]  # the scenario's input (reference.inputs)
+                cell.value = reference[i][key]  # the scenario's input (reference.inputs)
                 apply(text_cell(cell), value_look)
         else:
             formula = layout.row_formula(r.formula or "", t.sheet)
             formulas = [formula.replace(COLUMN, letter) for letter in letters]
             put_formulas(ws, row_no, FIRST_SCENARIO_COL, formulas, look(value_look))
             for i, letter in enumerate(letters):
-                sheet_cache[f"{letter}{row_no}"] = reference[i][r.key]
+                sheet_cache[f"{letter}{row_no}"] = reference[i][key]
         if r.name and not r.mirror:
             sheet_ref = quote_sheetname(t.sheet)
             add_cell_names(

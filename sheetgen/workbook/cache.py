@@ -25,11 +25,13 @@ def sheet_parts(z: zipfile.ZipFile) -> dict[str, str]:
 
     wb = ET.fromstring(z.read("xl/workbook.xml"))
     rels = ET.fromstring(z.read("xl/_rels/workbook.xml.rels"))
-    targets = {r.get("Id"): r.get("Target") for r in rels}
-    out = {}
+    targets = {r.get("Id"): r.get("Target", "") for r in rels}
+    out: dict[str, str] = {}
     for sheet in wb.iter(f"{{{NS_MAIN}}}sheet"):
-        target = targets[sheet.get(f"{{{NS_REL}}}id")]
-        out[sheet.get("name")] = target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+        target = targets[sheet.get(f"{{{NS_REL}}}id")] or ""
+        out[sheet.get("name", "")] = (
+            target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+        )
     return out
 
 

@@ -82,7 +82,9 @@ class Layout:
 
     def col(self, i: int | str) -> str:
         """Scenario ``i``'s column letter (``COLUMN`` passes through as the placeholder)."""
-        return i if i is COLUMN else get_column_letter(FIRST_SCENARIO_COL + i)
+        if isinstance(i, str):  # COLUMN, the placeholder
+            return i
+        return get_column_letter(FIRST_SCENARIO_COL + i)
 
     def table_range(self, table: str, column: str) -> str:
         cols = TABLE_COLUMNS[table]
@@ -92,7 +94,7 @@ class Layout:
         first, last = self.tables[table]
         return f"{PRESETS_SHEET}!${letter}${first}:${letter}${last}"
 
-    def ref(self, key: str, i: int, from_sheet: str) -> str:
+    def ref(self, key: str, i: int | str, from_sheet: str) -> str:
         if key not in self.cells:
             raise KeyError(f"formula refers to unknown key {key!r}")
         sheet, row = self.cells[key]

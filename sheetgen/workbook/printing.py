@@ -13,6 +13,7 @@ its column, and rows are sized for it, so nothing runs off the page.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from openpyxl.utils import get_column_letter
@@ -43,7 +44,7 @@ def lines_needed(text: str, width: float) -> int:
     return lines
 
 
-def fit_row(ws: Any, row: int, texts: list[tuple[str, float]]) -> None:
+def fit_row(ws: Any, row: int, texts: Sequence[tuple[str, float]]) -> None:
     """Size ``row`` for the tallest of its wrapped texts ((text, column width) pairs)."""
     lines = max((lines_needed(t, w) for t, w in texts if t), default=1)
     if lines > 1:
@@ -88,7 +89,7 @@ def stamp_footers(wb: Any, generated: Any) -> None:
         ws.oddFooter.left.text = f"generated {generated.isoformat()}"
 
 
-def wrap_across(ws: Any, row: int, first_col: int, last_col: int, widths: list[float]) -> None:
+def wrap_across(ws: Any, row: int, first_col: int, last_col: int, widths: Sequence[float]) -> None:
     """Merge a long text cell across the printed columns, wrapped, row sized for it."""
     from openpyxl.styles import Alignment
 

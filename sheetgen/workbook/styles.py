@@ -10,7 +10,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, cast
 
 USD_SIGNIFICANT = '[<0.01]"$"0.0000##;[<1]"$"0.00##;"$"#,##0.00'
 NUMBER_FORMATS = {
@@ -98,7 +98,15 @@ def look(
 _MADE: weakref.WeakKeyDictionary[Any, dict[Look, Any]] = weakref.WeakKeyDictionary()
 
 
-def looks(wb: Any) -> Callable[[Any, Look], None]:
+class Apply(Protocol):
+    """``looks(wb)``: called on a cell it styles it; ``record(look)`` is the style record."""
+
+    record: Callable[[Look], Any]
+
+    def __call__(self, cell: Any, how: Look) -> None: ...
+
+
+def looks(wb: Any) -> Apply:
     """``apply(cell, look)`` for the cells of workbook ``wb``: gives a freshly created
     cell the font, fill, alignment and number format of ``look``.  ``apply.record(look)``
     is the look's style record itself, for cells made directly (``cells.put_formulas``)."""
@@ -137,8 +145,9 @@ def looks(wb: Any) -> Callable[[Any, Look], None]:
             style = build(Cell(wb.worksheets[0] if wb.worksheets else None), how)
         return style
 
-    apply.record = record  # type: ignore[attr-defined]
-    return apply
+    styler = cast(Apply, apply)
+    styler.record = record
+    return styler
 
 
 # The looks every templated sheet (builder) and the Presets sheet share.

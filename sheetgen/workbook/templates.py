@@ -237,7 +237,7 @@ def key_index() -> dict[str, tuple[str, Row]]:
     index: dict[str, tuple[str, Row]] = {}
     for t in load_templates():
         for r in t.keyed_rows:
-            if r.mirror:
+            if r.mirror or r.key is None:  # keyed_rows have keys: None is for the type
                 continue
             if r.key in index:
                 raise ValueError(f"key {r.key!r} defined on {index[r.key][0]} and {t.sheet}")
