@@ -473,10 +473,14 @@ def advise_cmd(
         click.echo(published.line(), err=fmt != "table")
 
 
-def _progress_bar() -> Callable[[int, int], None]:
-    """A progress line on stderr, shown once a search has run for more than a second."""
+def _progress_bar(stream: Any = None) -> Callable[[int, int], None]:
+    """A progress line on stderr, shown once a search has run for more than a second, and
+    only on a terminal: a pipe, a log or a test's captured output gets no bar."""
     import time
 
+    stream = sys.stderr if stream is None else stream
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return lambda done, total: None
     start = time.perf_counter()
     state = {"shown": False, "last": 0.0}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import sys
 import time
 from collections import Counter
 from dataclasses import fields, replace
@@ -178,6 +179,7 @@ def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
 
     clock = iter([0.0, 0.5, 1.5, 1.6, 2.0, 2.1])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stderr as a terminal
     show = cli._progress_bar()
     show(10, 100)  # 0.5 s: nothing yet
     assert capsys.readouterr().err == ""
@@ -188,6 +190,19 @@ def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert "50/100 layouts" in err and "60/100" not in err and "70/100 layouts" in err
     assert "100/100 layouts" in err and err.endswith("\n")
+
+
+def test_no_progress_bar_off_a_terminal(monkeypatch, capsys) -> None:
+    """Piped or logged, a long search prints no bar: only the result and its errors."""
+    from sheetgen import cli
+
+    clock = iter([0.0, 5.0, 9.0])
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    show = cli._progress_bar()
+    show(50, 100)
+    show(100, 100)
+    assert capsys.readouterr().err == ""
 
 
 def test_advised_plans_recalculate_in_libreoffice(tmp_path: Path) -> None:
