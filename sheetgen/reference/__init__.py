@@ -22,6 +22,7 @@ from sheetgen.reference.months import months
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
+from sheetgen.reference.scaling import scaling
 from sheetgen.reference.schedule import schedule
 from sheetgen.reference.sweeps import sweeps
 from sheetgen.scenario import Scenario
@@ -31,6 +32,7 @@ SECTIONS = {
     "params": lambda s: params(s.model),
     "memory": memory,
     "flops": flops,
+    "scaling": scaling,
     "clock": clock,
     "kv_cache": kv_cache,
     "inference": inference,
@@ -80,6 +82,7 @@ __all__ = [
     "months",
     "parallelism",
     "params",
+    "scaling",
     "phases",
     "schedule",
     "sweeps",

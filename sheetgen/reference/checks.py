@@ -38,6 +38,7 @@ ERROR_FLAGS = (
     "chk_clock_valid",
     "chk_mfu_achieved_range",
     "chk_pue_range",
+    "chk_data_scaling_inputs",
     "chk_no_errors",
 )
 WARNING_FLAGS = (
@@ -53,7 +54,11 @@ WARNING_FLAGS = (
     "chk_energy_known",
     "chk_mfu_typed_near",
     "chk_host_link_known",
+    "chk_epochs_diminishing",
 )
+# Epochs beyond which repeated data is worth little (Muennighoff et al. 2023,
+# arXiv:2305.16264: returns diminish quickly after about 4 epochs).
+EPOCHS_WARN = 4
 
 
 def checks(s: Scenario) -> dict[str, float]:
@@ -91,6 +96,8 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_clock_valid": int(run.mfu_source != "measured" or clk["tokens_per_s_measured"] > 0),
         "chk_mfu_achieved_range": int(0 < clk["mfu_achieved"] <= 1),
         "chk_pue_range": int(run.pue >= 1),
+        # Scenario validation rejects a dataset, epochs or Chinchilla constant out of range.
+        "chk_data_scaling_inputs": 1,
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
         # The layout's peak per GPU against the full capacity (no headroom): the
@@ -117,6 +124,7 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_host_link_known": int(
             run.offload_optimizer + run.offload_params == 0 or s.hardware.host_gb_per_s > 0
         ),
+        "chk_epochs_diminishing": int(run.epochs <= EPOCHS_WARN),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

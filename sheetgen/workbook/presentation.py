@@ -33,6 +33,7 @@ SHEET_GUIDE = (
     ("Params", "Exact parameter counts by component."),
     ("Memory", "Training memory per GPU: weights, gradients, optimizer, activations."),
     ("FLOPs", "FLOPs per token, training FLOPs, MFU (measured when given), throughput."),
+    ("Scaling", "Chinchilla's compute-optimal model size and tokens for the plan's compute."),
     ("KV cache", "Inference memory for keys and values."),
     ("Schedule", "Single-phase steps, days, GPU-hours and cost."),
     ("Phases", "Up to four phases with their own sequence length, batch and MFU."),
