@@ -191,7 +191,13 @@ def test_three_t_times_two_epochs_trains_six_t_everywhere():
     six = calc("6T", model="llama3-8b", n_gpus=64, train_tokens="6T")
     assert r["train_tokens"] == 6 * 10**12 and r["plan_tokens"] == 6 * 10**12
     assert r["dataset_tokens"] == 3 * 10**12 and r["epochs"] == 2
-    for key in ("flops_train", "flops_train_hardware", "steps", "train_days_wall", "plan_days_wall"):
+    for key in (
+        "flops_train",
+        "flops_train_hardware",
+        "steps",
+        "train_days_wall",
+        "plan_days_wall",
+    ):
         assert r[key] == pytest.approx(six[key], rel=1e-12), (
             f"{key}: 3T x 2 epochs gives {r[key]!r}, 6T tokens {six[key]!r}"
         )
@@ -216,9 +222,7 @@ def test_epochs_warning_row(epochs, flag):
 def test_epochs_warning_differs_between_2_and_5_epochs_in_the_workbook(data_matrix):
     path, _scenarios, _reference = data_matrix
     values = recalc_pycel(path)
-    flags = {
-        name: v for (sheet, k, name), v in values.items() if k == "chk_epochs_diminishing"
-    }
+    flags = {name: v for (sheet, k, name), v in values.items() if k == "chk_epochs_diminishing"}
     assert flags == {
         "8B on 3T x 2 epochs": 1,
         "8B on 1.2T x 5 epochs, own fit": 0,
@@ -276,8 +280,7 @@ def test_bad_flags_are_one_line_exit_2(args, words):
 def test_bad_scenario_file_is_one_line_exit_2(tmp_path, settings, words):
     spec = tmp_path / "plan.yaml"
     spec.write_text(
-        "scenarios:\n  - name: x\n    model: llama3-8b\n    hardware: h100-sxm\n"
-        f"    {settings}\n"
+        f"scenarios:\n  - name: x\n    model: llama3-8b\n    hardware: h100-sxm\n    {settings}\n"
     )
     one_line_exit_2(run_cli(str(spec)), *words)
 
