@@ -309,3 +309,33 @@ def test_overtraining_is_a_note_not_an_error():
     assert flags == {k: short[k] for k in flags}, "a check moved with the over-training"
     assert r["overtrain_note"].startswith("trains ") and "not an error" in r["overtrain_note"]
     assert math.isclose(r["rule20_tokens_opt"], 20 * r["rule20_params_opt"])
+
+
+def test_editing_epochs_in_the_workbook_moves_every_figure(data_matrix, tmp_path):
+    """Epochs 2 -> 5 typed on Inputs (openpyxl), recalculated by pycel: train_tokens,
+    FLOPs, days, cost, the Scaling keys and the epochs warning equal compute() of the
+    edited scenario, and `inputs` reads the dataset and epochs back, not the formula."""
+    import dataclasses
+
+    from openpyxl import load_workbook
+
+    from sheetgen.workbook_io import read_inputs, sheet_layout
+
+    path, scenarios, _reference = data_matrix
+    wb = load_workbook(path)
+    layout = sheet_layout(wb["Inputs"])
+    wb["Inputs"].cell(row=layout.rows["epochs"], column=layout.first_col, value=5)
+    edited_path = tmp_path / "edited.xlsx"
+    wb.save(edited_path)
+    s = scenarios[0]
+    edited = dataclasses.replace(
+        s, run=dataclasses.replace(s.run, epochs=5, train_tokens=15 * 10**12)
+    )
+    want = compute(edited)
+    values = recalc_pycel(edited_path)
+    bad = mismatches(values, {s.name: want}, [s.name])
+    assert not bad, f"{len(bad)} keys differ after the edit:\n" + "\n".join(bad[:40])
+    assert want["train_tokens"] == 15 * 10**12 and want["chk_epochs_diminishing"] == 0
+    read = read_inputs(path)
+    assert "train_tokens" not in read.values[0]
+    assert (read.values[0]["dataset_tokens"], read.values[0]["epochs"]) == (3 * 10**12, 2)
