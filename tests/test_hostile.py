@@ -539,8 +539,10 @@ def test_user_text_is_never_a_formula(small_book: Path) -> None:
     formulas = [f for text in sheets.values() for f in re.findall(r"<f>(.*?)</f>", text, re.S)]
     assert len(formulas) > 300
     for f in formulas:
+        # Cell references out first: D161+12 is no injected 1+1.
+        bare = re.sub(r"\$?[A-Z]{1,3}\$?[0-9]+", "REF", f)
         for marker in ("HYPERLINK", "cmd|", "1+1", "SUM(1", "2+3"):
-            assert marker not in f, f"formula from user text: {f[:120]}"
+            assert marker not in bare, f"formula from user text: {f[:120]}"
     texts = "".join(sheets.values()) + strings
     for name in INJECTION_NAMES[:5]:
         escaped = name.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -50,7 +50,7 @@ def overtrain_note(factor: float) -> str:
             "cheaper to serve (a choice, not an error)"
         )
     return (
-        f"trains {num_text(factor, 2)}x the compute-optimal tokens: a larger model than "
+        f"trains {num_text(factor * 100)}% of the compute-optimal tokens: a larger model than "
         "the optimum for this budget"
     )
 
