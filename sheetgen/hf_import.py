@@ -16,6 +16,8 @@ whether the head is tied).  Conventions the readers rely on, per family:
   ``e_score_correction_bias`` as a buffer (not a parameter), so ``router_bias`` is 0.
   Multi-token-prediction modules (``num_nextn_predict_layers``) are not part of
   the model transformers builds and are excluded (the source says so).
+- Windowed attention (``sliding_window``, Gemma 2's alternating layers, Qwen2's
+  ``use_sliding_window``): sheetgen.hf_window.
 - GPT-2 / GPT-NeoX: LayerNorm, GeLU MLP, biases everywhere (NeoX: attention
   biases follow ``attention_bias``); GPT-2 ties its head and learns positions.
 """
@@ -295,7 +297,11 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
     if model_type not in READERS:
         shown = "missing" if model_type is None else f"{short(model_type, 40)} is not supported"
         raise SheetgenError(f"{where}: model_type", f"{shown}; supported: {supported}")
-    return READERS[model_type](doc, _Fields(doc, where))
+    from sheetgen.hf_window import window_fields
+
+    f = _Fields(doc, where)
+    arch = READERS[model_type](doc, f)
+    return {**arch, **window_fields(doc, f, arch["n_layers"])}
 
 
 def preset_document(

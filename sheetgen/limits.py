@@ -88,6 +88,8 @@ MODEL_LIMITS: dict[str, tuple[int, str]] = {
     "qk_nope_head_dim": (10**6, "head width"),
     "qk_rope_head_dim": (10**6, "head width"),
     "v_head_dim": (10**6, "head width"),
+    "sliding_window": (10**8, "tokens (contexts are ~10^6)"),
+    "local_layers": (10**5, "layers (GPT-3 has 96)"),
     "norms_per_layer": (100, "norms per layer"),
     "params_published": (10**16, "parameters"),
 }

@@ -106,6 +106,16 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2310.01889",
     ),
     (
+        "Jiang et al. 2023",
+        "Mistral 7B (sliding-window attention, rolling buffer cache)",
+        "https://arxiv.org/abs/2310.06825",
+    ),
+    (
+        "Riviere et al. 2024",
+        "Gemma 2: Improving Open Language Models at a Practical Size (local and global attention)",
+        "https://arxiv.org/abs/2408.00118",
+    ),
+    (
         "Pope et al. 2022",
         "Efficiently Scaling Transformer Inference",
         "https://arxiv.org/abs/2211.05102",

@@ -49,6 +49,8 @@ MODEL_INT_FIELDS = (
     "qk_nope_head_dim",
     "qk_rope_head_dim",
     "v_head_dim",
+    "sliding_window",
+    "local_layers",
 )
 MODEL_FLAG_FIELDS = (
     "tied_embeddings",
@@ -106,6 +108,10 @@ class Model:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    # Windowed attention: local_layers of the n_layers attend to the last sliding_window
+    # tokens only (0 and 0: every layer attends to the whole context).
+    sliding_window: int = 0
+    local_layers: int = 0
     source: str = ""
     params_published: int | None = None
 

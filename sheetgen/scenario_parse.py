@@ -384,6 +384,7 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
         for key in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
             if values.get(key, 0) < 1:
                 raise SheetgenError(f"{where}.{key}", "must be >= 1 for MLA (kv_lora_rank > 0)")
+    _check_window(values, where)
     values.update(_texts(spec, where))
     values["source"] = check_text(
         _as_text(spec.get("source") or ""), f"{where}.source", MAX_TEXT_CHARS, name=False
@@ -393,6 +394,23 @@ def make_model(spec: dict[str, Any], where: str = "model") -> Model:
         check_range(f"{where}.params_published", n, 1, *MODEL_LIMITS["params_published"], n)
         values["params_published"] = n
     return Model(**values)
+
+
+def _check_window(values: dict[str, Any], where: str) -> None:
+    """Windowed attention: a window needs the layers that use it (1 to n_layers), and
+    windowed layers need a window."""
+    window, local = values.get("sliding_window", 0), values.get("local_layers", 0)
+    if window > 0 and not 1 <= local <= values["n_layers"]:
+        raise SheetgenError(
+            f"{where}.local_layers",
+            f"must be between 1 and n_layers ({values['n_layers']}) with sliding_window "
+            f"{window}, got {local}",
+        )
+    if window == 0 and local > 0:
+        raise SheetgenError(
+            f"{where}.sliding_window",
+            f"must be >= 1 with {local} local (windowed) layers; or set local_layers 0",
+        )
 
 
 def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:

@@ -20,6 +20,7 @@ ERROR_FLAGS = (
     "chk_model_found",
     "chk_hardware_found",
     "chk_kv_heads_divide",
+    "chk_window_valid",
     "chk_mfu_range",
     "chk_goodput_range",
     "chk_peak_available",
@@ -74,6 +75,10 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_model_found": 1,
         "chk_hardware_found": 1,
         "chk_kv_heads_divide": int(m.n_heads % m.n_kv_heads == 0),
+        "chk_window_valid": int(
+            (m.sliding_window == 0 and m.local_layers == 0)
+            or (m.sliding_window >= 1 and 1 <= m.local_layers <= m.n_layers)
+        ),
         "chk_mfu_range": int(0 < run.mfu <= 1),
         "chk_goodput_range": int(0 < run.goodput <= 1),
         "chk_peak_available": int(peak > 0),

@@ -5,13 +5,16 @@ training costs 3x forward (Austin et al. 2025, How to Scale Your Model, part 4,
 'Counting Dots').  Per token and layer:
 Q, K, V, O projections and each MLP matrix cost 2 x (their weights); the
 attention core (QK^T and probabilities x V) costs 2 s a (d_qk + d_v) forward,
-times the causal factor.  The LM head costs 2Vh.  The input embedding is a
+times the causal factor, times the share windowed layers keep (their pairs over a
+causal layer's, averaged over the layers: reference.kv_cache.window_layer_share).
+The LM head costs 2Vh.  The input embedding is a
 lookup (0 FLOPs).  6N (N = active parameters) is shown beside it, and the
 Megatron closed form 72 L h^2 (1 + s/6h + V/12hL) per token for GPT-style models.
 """
 
 from __future__ import annotations
 
+from sheetgen.reference.kv_cache import window_layer_share, window_pair_share
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 from sheetgen.units import TERA
@@ -41,7 +44,10 @@ def flops(s: Scenario) -> dict[str, float]:
         if m.is_moe
         else 0
     )
-    fwd_core = 2 * run.causal_factor * seq * a * (dqk + dv)
+    # Windowed attention: the core averaged over the layers (reference.kv_cache).
+    pair_share = window_pair_share(seq, m.sliding_window)
+    layer_share = window_layer_share(m, seq)
+    fwd_core = 2 * run.causal_factor * seq * a * (dqk + dv) * layer_share
     fwd_lm_head = 2 * m.vocab_size * h
     L = m.n_layers
     fwd = (
@@ -75,6 +81,8 @@ def flops(s: Scenario) -> dict[str, float]:
         "flops_fwd_o": fwd_o,
         "flops_fwd_mlp": fwd_mlp,
         "flops_fwd_moe": fwd_moe,
+        "flops_window_pair_share": pair_share,
+        "flops_attn_layer_share": layer_share,
         "flops_fwd_attn_core": fwd_core,
         "flops_fwd_lm_head": fwd_lm_head,
         "flops_fwd_per_token": fwd,

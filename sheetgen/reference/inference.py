@@ -48,6 +48,17 @@ Framework additions (issue 12):
       (act bytes), ring 2(tp-1)/tp at the intra-node link, plus a fixed latency
       per collective; 0 at tp = 1.  Added to each decode step and to prefill.
 
+Windowed attention (issue 23): a cache of c tokens holds global bytes per token x c
++ local bytes per token x min(c, window) (the KV cache sheet), in every place the
+cache is sized or read: the request's and the prompt's cache (in whole blocks), the
+decode read at the average context, and the longest context (solved piecewise: below
+the window both parts grow, past it only the global layers; when every layer is
+windowed the cache stops growing and the prefill's limit is the answer).  A decode
+query attends to the average context in global layers and to min(context, window)
+in windowed ones; prefill's attention core is scaled by the window's share of a
+causal layer's pairs (reference.kv_cache.window_layer_share at the prompt length).
+The MHA comparison keeps the same window: the cache x kv_mha_ratio.
+
 The "swapped" rows repeat the speed and cost for the same tokens the other way
 round (prompt O, output P): the illustrative 4,000 + 100 versus 100 + 4,000.
 """
@@ -57,7 +68,7 @@ from __future__ import annotations
 import math
 
 from sheetgen.reference.flops import flops
-from sheetgen.reference.kv_cache import kv_cache
+from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
@@ -78,6 +89,17 @@ def _floor_fit(budget: float, per_unit: float) -> int:
     return math.floor(budget / per_unit)
 
 
+def _tokens_in(room: float, grow: float, windowed: float, window: int, cap: float = 0.0) -> float:
+    """The most tokens c with grow x c + windowed x min(c, window) <= room: within
+    the window both parts grow, past it only ``grow``; when nothing grows past the
+    window (every layer windowed) the cache stops there and ``cap`` is the answer."""
+    if room <= (grow + windowed) * window:
+        return room / (grow + windowed)
+    if grow > 0:
+        return window + (room - (grow + windowed) * window) / grow
+    return cap
+
+
 def inference(s: Scenario) -> dict[str, float]:
     m, run, hw = s.model, s.run, s.hardware
     p = params(m)
@@ -92,14 +114,20 @@ def inference(s: Scenario) -> dict[str, float]:
     request_tokens = prompt + out_len
     share = kv_gpu_share(m.n_kv_heads, tp, m.is_mla)
     share_mha = kv_gpu_share(m.n_heads, tp, False)
-    kv_token = kv["kv_bytes_per_token"]
-    kv_bytes = kv_token * request_tokens * batch
-    kv_bytes_mha = kv["kv_bytes_per_token_mha"] * request_tokens * batch
+    # Windowed attention: global layers cache every token, local ones the last W.
+    kv_g, kv_l = kv["kv_bytes_per_token_global"], kv["kv_bytes_per_token_local"]
+    window = m.sliding_window
+
+    def kv_at(tokens: float) -> float:
+        return kv_g * tokens + kv_l * min(tokens, window)
+
     block = run.kv_block_tokens
     seq_kv_tokens = math.ceil(request_tokens / block) * block
     prompt_kv_tokens = math.ceil(prompt / block) * block
-    kv_bytes = kv_token * seq_kv_tokens * batch
-    kv_bytes_mha = kv["kv_bytes_per_token_mha"] * seq_kv_tokens * batch
+    seq_kv_bytes = kv_at(seq_kv_tokens)
+    prompt_kv_bytes = kv_at(prompt_kv_tokens)
+    kv_bytes = seq_kv_bytes * batch
+    kv_bytes_mha = kv_bytes * kv["kv_mha_ratio"]
     weights = kv["inf_weight_bytes"]
     weights_gpu = weights / tp
     kv_gpu = kv_bytes * share
@@ -114,15 +142,22 @@ def inference(s: Scenario) -> dict[str, float]:
     prefill_act_token = act * (unsplit + (values - unsplit) / tp)
     prefill_act = prefill_act_token * prompt
     prefill_logits = run.logits_bytes * m.vocab_size / tp
-    prefill_seq = kv_token * share * prompt_kv_tokens + prefill_act + prefill_logits
+    prefill_seq = prompt_kv_bytes * share + prefill_act + prefill_logits
     prefill_peak = weights_gpu + run.inf_overhead_bytes + batch * prefill_seq
-    decode_seq = kv_token * share * seq_kv_tokens
+    decode_seq = seq_kv_bytes * share
     max_batch_kv = _floor_fit(budget, decode_seq)
     max_batch = _floor_fit(budget, max(decode_seq, prefill_seq))
-    ctx_kv = _floor_fit(budget, kv_token * share * batch)
-    ctx_prefill = _floor_fit(budget / batch - prefill_logits, kv_token * share + prefill_act_token)
+    room = budget / batch - prefill_logits
+    grow, windowed = kv_g * share + prefill_act_token, kv_l * share
+    ctx_prefill = math.floor(_tokens_in(room, grow, windowed, window)) if room > 0 else 0
+    if budget > 0:
+        ctx_kv = math.floor(
+            _tokens_in(budget / (share * batch), kv_g, kv_l, window, cap=ctx_prefill)
+        )
+    else:
+        ctx_kv = 0
     max_context = min(ctx_kv, ctx_prefill) // block * block
-    max_batch_mha = _floor_fit(budget, kv["kv_bytes_per_token_mha"] * share_mha * seq_kv_tokens)
+    max_batch_mha = _floor_fit(budget, seq_kv_bytes * kv["kv_mha_ratio"] * share_mha)
 
     # Tensor-parallel all-reduces: 2 per layer over batch x tokens x h values.
     ring = 2 * (tp - 1) / tp
@@ -145,7 +180,14 @@ def inference(s: Scenario) -> dict[str, float]:
     weight_read_s = weights_gpu / bytes_per_s
 
     def prefill_flops(p_len: int) -> float:
-        return batch * (p_len * flops_token + run.causal_factor * p_len * p_len * attn_ctx)
+        core = run.causal_factor * p_len * p_len * attn_ctx * window_layer_share(m, p_len)
+        return batch * (p_len * flops_token + core)
+
+    def attended(ctx: float) -> float:
+        """Keys a decode query attends to, averaged over the layers."""
+        return ((m.n_layers - m.local_layers) * ctx + m.local_layers * min(ctx, window)) / (
+            m.n_layers
+        )
 
     # Decode: weights touched per step.
     if m.is_moe:
@@ -158,9 +200,9 @@ def inference(s: Scenario) -> dict[str, float]:
     decode_weight_gpu = params_read * kv["inf_weight_bytes_per_param"] / tp
 
     def step(avg_ctx: float) -> tuple[float, float, float, float]:
-        kv_read = kv_token * share * avg_ctx * batch
+        kv_read = kv_at(avg_ctx) * share * batch
         mem_s = (decode_weight_gpu + kv_read) / bytes_per_s
-        fl = batch * (flops_token + avg_ctx * attn_ctx)
+        fl = batch * (flops_token + attended(avg_ctx) * attn_ctx)
         return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s) + ar_step
 
     p_flops = prefill_flops(prompt)
@@ -187,6 +229,12 @@ def inference(s: Scenario) -> dict[str, float]:
         "inf_request_tokens": request_tokens,
         "inf_kv_tokens_per_seq": seq_kv_tokens,
         "inf_prompt_kv_tokens": prompt_kv_tokens,
+        "inf_kv_bytes_per_seq": seq_kv_bytes,
+        "inf_prompt_kv_bytes": prompt_kv_bytes,
+        "inf_prefill_attn_share": window_layer_share(m, prompt),
+        "inf_swap_prefill_attn_share": window_layer_share(m, out_len),
+        "inf_decode_attended_tokens": attended(avg_ctx),
+        "inf_swap_attended_tokens": attended(sw_avg_ctx),
         "inf_prefill_act_bytes_per_token": prefill_act_token,
         "inf_prefill_act_bytes_per_seq": prefill_act,
         "inf_prefill_logits_bytes_per_seq": prefill_logits,

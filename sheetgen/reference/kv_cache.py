@@ -6,6 +6,14 @@ al. 2025, How to Scale Your Model, part 4, 'Key-Value caching').  MLA
 kv_lora_rank plus the shared RoPE key of qk_rope_head_dim.  The MHA
 equivalent (n_kv = a) is shown for comparison.
 
+Windowed attention (Jiang et al. 2023, Mistral 7B, section 2; Gemma Team 2024,
+Gemma 2, section 2): ``local_layers`` of the L layers attend to, and so cache, only
+the last ``sliding_window`` tokens (a rolling buffer); the other L - local layers
+(global) cache every token.  A sequence of c tokens caches
+    global bytes per token x c + local bytes per token x min(c, window),
+where the bytes per token of a group of layers = layers x values x bytes.  Without a
+window (local_layers 0) this is the per-token cache x c, as before.
+
 Served weights take the format's bytes plus any quantization-scale bytes per
 parameter (0 unless set).
 """
@@ -13,7 +21,25 @@ parameter (0 unless set).
 from __future__ import annotations
 
 from sheetgen.reference.params import params, qk_head_dim, v_head_dim
-from sheetgen.scenario import Scenario
+from sheetgen.scenario import Model, Scenario
+
+
+def window_pair_share(seq: float, window: int) -> float:
+    """Share of a causal layer's query-key pairs a windowed layer computes, over a
+    sequence of ``seq`` tokens.  Query i (1-based) attends to min(i, W) keys, so a
+    windowed layer computes S W - W (W - 1) / 2 pairs when S > W (the first W queries
+    see i keys, the other S - W see W), a causal layer S (S + 1) / 2; on average a
+    query attends to W - W (W - 1) / (2 S) keys instead of (S + 1) / 2.  1 when the
+    window covers the sequence (or there is none)."""
+    if window <= 0 or seq <= window:
+        return 1.0
+    return (seq * window - window * (window - 1) / 2) / (seq * (seq + 1) / 2)
+
+
+def window_layer_share(m: Model, seq: float) -> float:
+    """The attention core's FLOPs with the window / without it, averaged over the
+    layers: 1 - local / L x (1 - the windowed layers' pair share)."""
+    return 1 - m.local_layers / m.n_layers * (1 - window_pair_share(seq, m.sliding_window))
 
 
 def kv_cache(s: Scenario) -> dict[str, float]:
@@ -28,14 +54,22 @@ def kv_cache(s: Scenario) -> dict[str, float]:
     values_mha = m.n_heads * (qk_head_dim(m) + v_head_dim(m))
     per_token = m.n_layers * values * kv_b
     per_token_mha = m.n_layers * values_mha * kv_b
-    per_seq = per_token * run.inf_context
+    per_token_global = (m.n_layers - m.local_layers) * values * kv_b
+    per_token_local = m.local_layers * values * kv_b
+    local_tokens = min(run.inf_context, m.sliding_window)
+    per_seq = per_token_global * run.inf_context + per_token_local * local_tokens
     return {
         "kv_dtype_bytes": kv_b,
         "kv_values_per_token_layer": values,
         "kv_bytes_per_token": per_token,
         "kv_bytes_per_token_mha": per_token_mha,
         "kv_mha_ratio": per_token_mha / per_token,
+        "kv_global_layers": m.n_layers - m.local_layers,
+        "kv_bytes_per_token_global": per_token_global,
+        "kv_bytes_per_token_local": per_token_local,
+        "kv_local_tokens": local_tokens,
         "kv_bytes_per_sequence": per_seq,
+        "kv_window_saving": per_token * run.inf_context / per_seq,
         "kv_bytes_batch": per_seq * run.inf_batch,
         "weight_dtype_bytes": w_b,
         "inf_weight_bytes_per_param": w_b + run.quant_scale_bytes,

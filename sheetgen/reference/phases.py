@@ -4,7 +4,10 @@ A scenario has PHASE_SLOTS phase slots; a slot with 0 tokens is unused.  Per
 phase, FLOPs per token follow the phase's sequence length exactly: only the
 attention core depends on s, and it is linear in s per token, so
 
-    FLOPs/token(s_p) = FLOPs/token(s) - attention(s) + attention(s) x s_p / s.
+    FLOPs/token(s_p) = FLOPs/token(s) - attention(s) + attention(s) x s_p / s,
+
+times, with windowed attention, the window's share of the core at s_p over its
+share at s (reference.kv_cache.window_layer_share).
 
 Days = phase FLOPs / (GPUs x peak x phase MFU); wall-clock divides by goodput;
 GPU-hours and cost as on the Schedule sheet (cost at the budget's GPU price).
@@ -19,6 +22,7 @@ import math
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
+from sheetgen.reference.kv_cache import window_layer_share
 from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.run_fields import PHASE_SLOTS
 from sheetgen.scenario import Scenario
@@ -42,7 +46,14 @@ def phases(s: Scenario) -> dict[str, float]:
         mfu = slots[f"phase_{i}_mfu"] if run.mfu_source == "typed" else mfu_used
         out[f"phase_{i}_mfu_used"] = mfu
         attn = f["flops_attn_per_token"]
-        per_token = f["flops_per_token"] - attn + attn * seq / run.seq_len
+        # Windowed attention: the core's share at the phase's s over the run's.
+        share = window_layer_share(s.model, seq)
+        out[f"phase_{i}_attn_layer_share"] = share
+        per_token = (
+            f["flops_per_token"]
+            - attn
+            + attn * seq / run.seq_len * share / f["flops_attn_layer_share"]
+        )
         total_flops = tokens * per_token
         if tokens > 0:
             used += 1
