@@ -315,17 +315,20 @@ def _resolve_tokens(run: Run) -> None:
             if epochs != 1:
                 raise SheetgenError(
                     "epochs",
-                    f"{epochs:g} epochs of what? give dataset_tokens (the plan trains on "
-                    "dataset_tokens x epochs) or train_tokens with it",
+                    f"{epochs:g} epochs need dataset_tokens (the plan trains on "
+                    "dataset_tokens x epochs) or train_tokens beside them",
                 )
             train = DEFAULT_TRAIN_TOKENS
         data = round(train / epochs)
-        if data < 1 or abs(data * epochs - train) > 0.5:
+        if data < 1 or round(data * epochs) != train:
             raise SheetgenError(
                 "epochs",
                 f"train_tokens {_tokens_text(train)} / epochs {epochs:g} is not a whole number "
-                "of tokens; give dataset_tokens instead of train_tokens",
+                "of tokens >= 1; give dataset_tokens instead of train_tokens",
             )
+        check_run_limit(
+            "dataset_tokens", data, f"train_tokens / epochs = {_tokens_text(train)} / {epochs:g}"
+        )
     else:
         product = round(data * epochs)
         if train is None:
