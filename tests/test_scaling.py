@@ -171,6 +171,11 @@ def test_scaling_after_libreoffice_recalculation(data_matrix):
     got = {k: v for (sheet, k, name), v in values.items() if name == item["name"]}
     expect_independent(got, got["scaling_params"], 6e12, f"LibreOffice, {item['name']}")
     assert got["train_tokens"] == 6e12 and got["plan_tokens"] == 6e12
+    six = calc("6T", model="llama3-8b", n_gpus=64, train_tokens="6T")
+    for key in ("flops_train", "steps", "train_days_wall", "plan_days_wall", "cost_total_usd"):
+        assert got[key] == pytest.approx(six[key], rel=1e-9), (
+            f"{key}: LibreOffice on 3T x 2 epochs {got[key]!r}, 6T tokens {six[key]!r}"
+        )
 
 
 def test_data_matrix_after_pycel_recalculation(data_matrix):
