@@ -14,13 +14,16 @@ TFLOP/s per GPU with the source's own FLOP count, stated per row:
   ``sheetgen``      the source does not state its convention (Llama 3): TFLOP/s
                     / this workbook's model FLOPs per token.
 A row whose recomputation is not published is predicted with the least
-recomputation that fits (none, then selective, then full), as a practitioner
-would choose; a row's ``mem_headroom`` is 0 (a run that ran fitted in the whole
+recomputation that fits (none, then selective, then full on 1, 2, ... layers of
+each pipeline stage, then on all), as a practitioner would choose (a row that
+publishes partial recomputation states ``recompute_layers``, the layers per stage
+recomputed); a row's ``mem_headroom`` is 0 (a run that ran fitted in the whole
 memory), unless the row says otherwise.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +31,6 @@ from typing import Any
 
 from sheetgen.errors import SheetgenError, short
 
-RECOMPUTE_ORDER = ("none", "selective", "full")
 CONVENTIONS = ("printed", "megatron-eq3", "sheetgen")
 ROLES = ("fit", "check")
 
@@ -120,6 +122,17 @@ def published_tokens_per_s(b: Benchmark, flops_per_token: float) -> float:
     return tflops / flops_per_token
 
 
+def _recompute_options(b: Benchmark) -> list[tuple[str, int]]:
+    """The stated recomputation, or the least that may fit, in order: none,
+    selective, then full on 1, 2, ... layers of each pipeline stage, then all."""
+    stated = b.scenario.get("recompute")
+    if stated:
+        return [(stated, 0)]
+    per_stage = math.ceil(b.scenario["model"]["n_layers"] / b.scenario.get("pp", 1))
+    partial = [("full", k) for k in range(1, per_stage)]
+    return [("none", 0), ("selective", 0), *partial, ("full", 0)]
+
+
 def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> Result:
     """Predict one published run (``overrides``: run inputs; ``hw``: a Hardware to use)."""
     from dataclasses import replace
@@ -129,10 +142,9 @@ def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> 
 
     overrides = overrides or {}
     stated = b.scenario.get("recompute")
-    options = (stated,) if stated else RECOMPUTE_ORDER
     chosen = None
-    for rc in options:
-        s = _scenario(b, rc, overrides)
+    for rc, layers in _recompute_options(b):
+        s = _scenario(b, rc, {**({"recompute_layers": layers} if layers else {}), **overrides})
         if hw is not None:
             s = replace(s, hardware=hw)
         lay = predicted(s)
@@ -143,9 +155,10 @@ def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> 
     rc, s, lay = chosen
     f = flops(s)
     pub = published_tokens_per_s(b, f["flops_per_token"])
+    layers = s.run.recompute_layers if rc == "full" else 0
     return Result(
         bench=b,
-        recompute=rc,
+        recompute=f"{rc} ({layers} layers per stage)" if layers else rc,
         recompute_chosen=not stated,
         fits=bool(lay["fits_per_gpu"]),
         mem_gb=lay["mem_total_calibrated"] / 1e9,

@@ -357,6 +357,30 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
             )
 
 
+@main.command("serving-check")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "markdown"]),
+    default="table",
+    help="markdown: the block docs/DESIGN.md holds",
+)
+@handle_errors
+def serving_check_cmd(fmt: str) -> None:
+    """Predicted vs published serving throughput of the published runs in
+    presets/benchmarks/serving/ (the Serving sheet's continuous-batching model),
+    with the error per run, then median and worst."""
+    from sheetgen import serving_check
+    from sheetgen.tables import render
+
+    results = [serving_check.evaluate(r) for r in serving_check.load()]
+    if fmt == "markdown":
+        click.echo(serving_check.markdown(results), nl=False)
+        return
+    click.echo(render(serving_check.frame(results), fmt))
+    click.echo(serving_check.summary_line(results), err=fmt != "table")
+
+
 @main.command("advise")
 @scenario_options
 @click.option(

@@ -121,6 +121,11 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2211.05102",
     ),
     (
+        "Yu et al. 2022",
+        "Orca: A Distributed Serving System for Transformer-Based Generative Models (OSDI 2022)",
+        "https://www.usenix.org/conference/osdi22/presentation/yu",
+    ),
+    (
         "Kwon et al. 2023",
         "Efficient Memory Management for LLM Serving with PagedAttention (vLLM)",
         "https://arxiv.org/abs/2309.06180",
@@ -169,6 +174,32 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "EIA Electric Power Annual",
         "U.S. Energy Information Administration, average industrial electricity price",
         "https://www.eia.gov/electricity/annual/",
+    ),
+    # Fine-tuning recipes (issue 22, part 5).
+    (
+        "Hu et al. 2021",
+        "LoRA: Low-Rank Adaptation of Large Language Models",
+        "https://arxiv.org/abs/2106.09685",
+    ),
+    (
+        "Dettmers et al. 2023",
+        "QLoRA: Efficient Finetuning of Quantized LLMs",
+        "https://arxiv.org/abs/2305.14314",
+    ),
+    (
+        "Touvron et al. 2023",
+        "LLaMA: Open and Efficient Foundation Language Models",
+        "https://arxiv.org/abs/2302.13971",
+    ),
+    (
+        "Hugging Face PEFT",
+        "PEFT: LoraConfig, get_peft_model, print_trainable_parameters",
+        "https://huggingface.co/docs/peft/package_reference/lora",
+    ),
+    (
+        "Hugging Face transformers, bitsandbytes integration",
+        "transformers: bitsandbytes 4-bit quantization (BitsAndBytesConfig)",
+        "https://huggingface.co/docs/transformers/main_classes/quantization",
     ),
     (
         "Vendor datasheets",

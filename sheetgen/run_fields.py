@@ -38,15 +38,17 @@ QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
 FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
 # The step-time model's calibrated run inputs and the MFU range's width: fitted and
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
-ELEMENTWISE_PASSES = 11.0
-TP_COMM_OVERLAP = 0.935
-MFU_RANGE = 0.22
+ELEMENTWISE_PASSES = 12.0
+TP_COMM_OVERLAP = 0.95
+MFU_RANGE = 0.08
 # Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
 PHASE_SLOTS = 4
 # Chart sweeps: the sequence lengths and GPU counts the Sweeps sheet evaluates.
 SWEEP_POINTS = 6
 SWEEP_SEQ_DEFAULT = (2048, 4096, 8192, 16384, 32768, 65536)
 SWEEP_GPUS_DEFAULT = (8, 64, 512, 2048, 8192, 16384)
+# Serving (issue 23): the tensor-parallel sizes tried when none is given: 1, 2, 4, ... 64.
+SERVE_TP_SLOTS = 7
 
 # The Python type each kind holds (the Run dataclass's annotations).
 KIND_TYPES = {
@@ -217,7 +219,33 @@ FIELDS: tuple[Field, ...] = (
             "fsdp-bf16",
             "bf16-adam-8bit",
             "fp8-te",
+            "lora",
+            "qlora",
         ),
+    ),
+    # LoRA / QLoRA fine-tuning (issue 22, part 5): read only under recipe lora or qlora.
+    Field(
+        key="lora_rank",
+        kind="int",
+        default=8,
+        doc=(
+            "LoRA adapter rank r, read under recipe lora or qlora: each targeted linear layer "
+            "gains r x (d_in + d_out) trainable parameters (Hu et al. 2021, LoRA, "
+            "arXiv:2106.09685, section 4.1; 8 is Hugging Face PEFT's LoraConfig default)"
+        ),
+        limit=(1, 65_536, "adapter rank (at most a layer's width in practice)"),
+    ),
+    Field(
+        key="lora_targets",
+        kind="choice",
+        default="qv",
+        doc=(
+            "linear layers LoRA adapts: qv (q_proj, v_proj: PEFT's default for Llama), qkvo "
+            "(the four attention projections) or all-linear (those and the MLP's matrices, "
+            "every linear layer but the output layer, as PEFT's target_modules='all-linear'; "
+            "the QLoRA paper's choice, Dettmers et al. 2023, section 4)"
+        ),
+        choices=("qv", "qkvo", "all-linear"),
     ),
     Field(
         key="attention",
@@ -232,6 +260,18 @@ FIELDS: tuple[Field, ...] = (
         default="none",
         doc="activation recomputation: none | selective | full",
         choices=("none", "selective", "full"),
+    ),
+    Field(
+        key="recompute_layers",
+        kind="int",
+        default=0,
+        doc=(
+            "with full recomputation, the transformer layers per pipeline stage whose "
+            "activations are recomputed (Megatron-LM --recompute-method block "
+            "--recompute-num-layers); the others keep all their activations; 0 (default) = "
+            "every layer"
+        ),
+        limit=(0, 10**6, "layers per pipeline stage; 0 = every layer"),
     ),
     Field(
         key="peak_dtype",
@@ -888,6 +928,93 @@ FIELDS: tuple[Field, ...] = (
             "3.3, approach 3: beta = 0.28)"
         ),
         limit=(0, 5, "a scaling exponent"),
+    ),
+    # Serving plan (issue 23; Serving sheet, Months' serving rows).
+    Field(
+        key="serve_requests_per_s",
+        kind="float",
+        default=0,
+        doc=(
+            "serving: requests per second at peak the fleet must carry (0 = no serving plan); "
+            "each request is prompt_len + output_len tokens"
+        ),
+        unit="req/s",
+        limit=(0, 10**7, "requests per second at peak"),
+        zero_ok=True,
+    ),
+    Field(
+        key="serve_avg_to_peak",
+        kind="fraction",
+        default=0.5,
+        doc=(
+            "serving: average request rate over the month / peak rate (sets the average "
+            "replicas and the monthly cost); illustrative 50%, measure your traffic"
+        ),
+        limit=(0.0001, 1, "average / peak request rate"),
+    ),
+    Field(
+        key="slo_ttft_s",
+        kind="float",
+        default=2.0,
+        doc=(
+            "serving SLO: time to first token, seconds (illustrative 2 s; MLPerf Inference's "
+            "Llama 2 70B server scenario allows 2,000 ms: mlcommons/inference loadgen/mlperf.conf, "
+            "llama2-70b.Server.ttft_latency)"
+        ),
+        unit="s",
+        limit=(0, 3600, "seconds to the first token"),
+    ),
+    Field(
+        key="slo_tpot_s",
+        kind="float",
+        default=0.05,
+        doc=(
+            "serving SLO: time per output token after the first, seconds (illustrative 50 ms; "
+            "MLPerf Inference's Llama 2 70B server scenario allows 200 ms: loadgen/mlperf.conf, "
+            "llama2-70b.Server.tpot_latency)"
+        ),
+        unit="s",
+        limit=(0, 60, "seconds per output token"),
+    ),
+    Field(
+        key="serve_tp",
+        kind="int",
+        default=0,
+        doc=(
+            "serving: GPUs per replica (tensor parallel); 0 = choose the smallest power of two "
+            "up to the node that holds the weights and the KV cache of one SLO batch"
+        ),
+        unit="GPUs",
+        limit=(0, 10**5, "GPUs serving one replica"),
+    ),
+    Field(
+        key="serve_hours_per_month",
+        kind="float",
+        default=730,
+        doc="serving: hours the fleet runs per month (730 = 8,760 hours a year / 12)",
+        unit="h",
+        limit=(0, 744, "hours in a 31-day month"),
+    ),
+    Field(
+        key="serve_price_per_gpu_hour",
+        kind="float",
+        default=0,
+        doc=(
+            "serving: USD per GPU-hour; 0 = the same price as training (the GPU-hour price "
+            "the budget uses, on-demand or reserved)"
+        ),
+        unit="USD",
+        limit=(0, 10000, "USD per GPU-hour"),
+        zero_ok=True,
+    ),
+    Field(
+        key="serve_start_date",
+        kind="date",
+        default=dt.date(2027, 7, 1),
+        doc=(
+            "serving: first day the fleet runs and is billed, ISO date; the Months sheet "
+            "carries its cost from then (illustrative: six months after the default start)"
+        ),
     ),
 )
 

@@ -144,9 +144,9 @@ HARDWARE_FIELDS = (
 # (presets/hardware/h100-sxm.yaml, fitted by `sheetgen benchmark-check`).
 KERNEL_FIELDS = ("gemm_eff_bf16", "gemm_eff_fp8", "gemm_dim_half", "attn_eff", "attn_seq_half")
 HOPPER_KERNELS = {
-    "gemm_eff_bf16": 0.748,
-    "gemm_eff_fp8": 0.713,
-    "gemm_dim_half": 790.0,
+    "gemm_eff_bf16": 0.6549,
+    "gemm_eff_fp8": 0.5813,
+    "gemm_dim_half": 308.8,
     "attn_eff": 0.55,
     "attn_seq_half": 512.0,
 }

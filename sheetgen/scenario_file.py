@@ -27,6 +27,7 @@ from sheetgen import presets
 from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
+from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.scenario import HARDWARE_FIELDS, Scenario
 from sheetgen.scenario_parse import make_hardware, make_run, with_overrides
 
@@ -125,6 +126,13 @@ def validate(scenario: Scenario, where: str = "") -> None:
             f"{run.micro_batch} sequences of {run.seq_len} tokens exceed the global batch of "
             f"{run.global_batch_tokens} tokens; accepted: micro_batch x seq_len <= "
             "global_batch_tokens",
+        )
+    if run.recipe in FINETUNE_RECIPES and (model.is_moe or model.is_mla):
+        raise SheetgenError(
+            f"{prefix}recipe",
+            f"{run.recipe} needs a model with standard attention and dense MLPs; "
+            f"{short(model.id)} has {'MLA' if model.is_mla else 'experts'}; "
+            "accepted: a dense model, or a full-training recipe",
         )
     if run.mfu_source == "measured" and not (
         run.measured_tokens_per_s_per_gpu > 0 or run.measured_step_seconds > 0

@@ -210,6 +210,8 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
                 f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, {money(r['inf_cost_per_mtok'])}/M out"
             ),
         ]
+        if r["serve_requests_per_s"] > 0:
+            lines.append(_fit(f"    serving plan: {r['serve_summary_text']}"))
     return lines
 
 

@@ -109,6 +109,9 @@ def matrix_items() -> list[dict]:
                 # Framework memory (issue 12)
                 "act_profile": CHOICES["act_profile"][i % 3],
                 "kv_block_tokens": [16, 1, 32][i % 3],
+                # Fine-tuning (issue 22): read under recipe lora / qlora.
+                "lora_rank": [8, 16, 64][i % 3],
+                "lora_targets": CHOICES["lora_targets"][i % 3],
             }
         )
     # Custom architectures defined in the scenario file land in the Presets tables.

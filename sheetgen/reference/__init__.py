@@ -13,6 +13,7 @@ from sheetgen.reference.budget import budget
 from sheetgen.reference.budget_range import budget_range
 from sheetgen.reference.checks import checks
 from sheetgen.reference.clock import clock
+from sheetgen.reference.finetune import finetune
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import inputs
@@ -24,18 +25,21 @@ from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
 from sheetgen.reference.scaling import scaling
 from sheetgen.reference.schedule import schedule
+from sheetgen.reference.serving import serving
 from sheetgen.reference.sweeps import sweeps
 from sheetgen.scenario import Scenario
 
 SECTIONS = {
     "inputs": inputs,
     "params": lambda s: params(s.model),
+    "finetune": finetune,
     "memory": memory,
     "flops": flops,
     "scaling": scaling,
     "clock": clock,
     "kv_cache": kv_cache,
     "inference": inference,
+    "serving": serving,
     "schedule": schedule,
     "parallelism": parallelism,
     "phases": phases,
@@ -73,6 +77,7 @@ __all__ = [
     "budget_range",
     "compute",
     "checks",
+    "finetune",
     "flops",
     "inference",
     "inputs",
@@ -85,6 +90,7 @@ __all__ = [
     "scaling",
     "phases",
     "schedule",
+    "serving",
     "sweeps",
     "throughput_from_mfu",
 ]

@@ -8,6 +8,7 @@ that does not fit its GPUs) are shown beside it.
 from __future__ import annotations
 
 from sheetgen.reference.clock import clock
+from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
@@ -40,6 +41,7 @@ ERROR_FLAGS = (
     "chk_mfu_achieved_range",
     "chk_pue_range",
     "chk_data_scaling_inputs",
+    "chk_lora_inputs",
     "chk_no_errors",
 )
 WARNING_FLAGS = (
@@ -103,6 +105,8 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_pue_range": int(run.pue >= 1),
         # Scenario validation rejects a dataset, epochs or Chinchilla constant out of range.
         "chk_data_scaling_inputs": 1,
+        # LoRA targets are defined for standard attention and dense MLPs (reference/finetune.py).
+        "chk_lora_inputs": int(run.recipe not in FINETUNE_RECIPES or not (m.is_moe or m.is_mla)),
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
         # The layout's peak per GPU against the full capacity (no headroom): the

@@ -10,11 +10,15 @@ causal layer's, averaged over the layers: reference.kv_cache.window_layer_share)
 The LM head costs 2Vh.  The input embedding is a
 lookup (0 FLOPs).  6N (N = active parameters) is shown beside it, and the
 Megatron closed form 72 L h^2 (1 + s/6h + V/12hL) per token for GPT-style models.
+LoRA / QLoRA recipes skip the frozen weights' weight gradients and add the adapters'
+6 x trainable (sheetgen/reference/finetune.py, ``lora_flops``).
 """
 
 from __future__ import annotations
 
+from sheetgen.reference.finetune import finetune, lora_flops
 from sheetgen.reference.kv_cache import window_layer_share, window_pair_share
+from sheetgen.reference.memory import recompute_share
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 from sheetgen.units import TERA
@@ -56,7 +60,10 @@ def flops(s: Scenario) -> dict[str, float]:
         + p["n_moe_layers"] * fwd_moe
         + fwd_lm_head
     )
-    per_token = 3 * fwd
+    # LoRA / QLoRA (reference/finetune.py): frozen weights need no weight gradient.
+    ft = finetune(s)
+    lora = lora_flops(ft["lora_on"], ft["lora_params_trainable"], fwd, L * fwd_core)
+    per_token = 3 * fwd - lora["lora_flops_wgrad_skipped"] + lora["lora_flops_adapters"]
     attn_per_token = 3 * L * fwd_core
     six_n = 6 * p["params_active"]
     megatron = 72 * L * h * h * (1 + seq / (6 * h) + m.vocab_size / (12 * h * L))
@@ -68,13 +75,16 @@ def flops(s: Scenario) -> dict[str, float]:
         # The backward pass recomputes the attention core's forward (QK^T, softmax, x V).
         recompute = L * fwd_core
     else:
-        recompute = fwd - fwd_lm_head
+        # One more forward of the recomputed layers (all of them unless recompute_layers).
+        recompute = recompute_share(s) * (fwd - fwd_lm_head)
     hw_per_token = per_token + recompute
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     peak_flops = peak * TERA
     tokens = run.train_tokens
-    # The attention core's hardware FLOPs: both recomputation modes redo its forward.
-    attn_hw = attn_per_token + (L * fwd_core if run.recompute != "none" else 0)
+    # The attention core's hardware FLOPs: selective recomputation redoes its forward,
+    # full recomputation in the layers it rebuilds.
+    redone = {"none": 0.0, "selective": 1.0}.get(run.recompute, recompute_share(s))
+    attn_hw = attn_per_token + redone * L * fwd_core
     return {
         "flops_fwd_q": fwd_q,
         "flops_fwd_kv": fwd_kv,
@@ -86,6 +96,8 @@ def flops(s: Scenario) -> dict[str, float]:
         "flops_fwd_attn_core": fwd_core,
         "flops_fwd_lm_head": fwd_lm_head,
         "flops_fwd_per_token": fwd,
+        **lora,
+        "lora_flops_vs_full": per_token / (3 * fwd),
         "flops_per_token": per_token,
         "flops_attn_per_token": attn_per_token,
         "flops_attn_share": attn_per_token / per_token,

@@ -87,6 +87,7 @@ def inputs(s: Scenario) -> dict[str, float | str]:
     out["pp_microbatches_used"] = microbatches(run)
     # Dates are spreadsheet serial numbers (Excel 1900 date system).
     out["start_date"] = excel_serial(run.start_date)
+    out["serve_start_date"] = excel_serial(run.serve_start_date)
     # Phase slots: an unused slot holds 0 tokens and the default run settings, fixed
     # values that do not depend on the scenario (so editing the scenario's own
     # sequence length on Inputs leaves the unused slots as written).

@@ -14,6 +14,9 @@ tensors each matmul / nonlinearity keeps for the backward pass
   Llama: 2sb(6h + 2h_kv + 4F) bytes;  GPT: 32sbh, + 2sbh dropout masks = 34sbh.
   Naive attention also keeps the a x s x s softmax output (2as^2 b bytes), and
   with dropout its mask and output: 5as^2 b in all.
+  Full recomputation keeps one input per recomputed layer and one layer's working
+  set; with ``recompute_layers`` > 0 only that many layers of each pipeline stage
+  are recomputed (Megatron-LM's block method) and the others keep everything.
 
 Activation profiles (``act_profile``) add what real frameworks keep beyond that
 count, in bytes per token (FP32 = 4 bytes):
@@ -31,11 +34,21 @@ count, in bytes per token (FP32 = 4 bytes):
                (4a; dropped with the core under selective recomputation, as is
                hf-eager's), and the fused SwiGLU keeps its 2F input only, so a gated MLP
                keeps 3 F-wide tensors instead of 4; the final norm its input, output
-               and statistics.
+               and statistics.  With FP8 (peak_dtype fp8) Transformer Engine's linear
+               layers keep the FP8 copy of their input that their GEMMs read (1 byte
+               a value) for the weight gradient: the two norm outputs (QKV and MLP
+               inputs, 2h) and the MLP's second GEMM input (F) are kept at 1 byte
+               instead of act bytes; the output projection keeps an FP8 copy of the
+               attention output beside the BF16 one flash attention keeps (+ o width
+               bytes).  (NVIDIA Transformer Engine docs, "Using FP8 with Transformer
+               Engine": the FP8 cast happens inside the linear layer; Micikevicius et
+               al. 2022, arXiv:2209.05433, section 4: GEMM inputs in FP8, outputs in
+               higher precision.)
 """
 
 from __future__ import annotations
 
+from sheetgen.reference.finetune import finetune
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
 from sheetgen.scenario import Scenario
 
@@ -61,6 +74,17 @@ def norm_extra_bytes(s: Scenario) -> float:
     return (FP32 * m.hidden_size if profile == "hf-eager" else 0) + FP32
 
 
+def recompute_share(s: Scenario) -> float:
+    """The share of layers full recomputation rebuilds: recompute_layers of each
+    stage's n_layers / pp (0 = all of them); 0 without full recomputation."""
+    run = s.run
+    if run.recompute != "full":
+        return 0.0
+    if run.recompute_layers == 0:
+        return 1.0
+    return min(1.0, run.recompute_layers * run.pp / s.model.n_layers)
+
+
 def memory(s: Scenario) -> dict[str, float]:
     m, run, recipe = s.model, s.run, s.recipe
     p = params(m)
@@ -69,17 +93,17 @@ def memory(s: Scenario) -> dict[str, float]:
     seq, b = run.seq_len, run.micro_batch
     act = recipe.act_bytes
 
-    bytes_per_param = (
-        recipe.weight_bytes
-        + recipe.grad_bytes
-        + recipe.grad_accum_bytes
-        + recipe.master_bytes
-        + recipe.optimizer_bytes
-    )
-    mem_weights = n * recipe.weight_bytes
-    mem_grads = n * (recipe.grad_bytes + recipe.grad_accum_bytes)
+    # LoRA / QLoRA (reference/finetune.py): frozen base + FP32 adapters, averaged over N.
+    ft = finetune(s)
+    lora = ft["lora_on"] == 1
+    w_b = ft["lora_weight_bytes_avg"] if lora else recipe.weight_bytes
+    g_b = ft["lora_grad_bytes_avg"] if lora else recipe.grad_bytes
+    o_b = ft["lora_optimizer_bytes_avg"] if lora else recipe.optimizer_bytes
+    bytes_per_param = w_b + g_b + recipe.grad_accum_bytes + recipe.master_bytes + o_b
+    mem_weights = n * w_b
+    mem_grads = n * (g_b + recipe.grad_accum_bytes)
     mem_master = n * recipe.master_bytes
-    mem_optimizer = n * recipe.optimizer_bytes
+    mem_optimizer = n * o_b
     mem_static = mem_weights + mem_grads + mem_master + mem_optimizer
 
     dqk, dv = qk_head_dim(m), v_head_dim(m)
@@ -102,8 +126,21 @@ def memory(s: Scenario) -> dict[str, float]:
     no_lse = run.act_profile == "formula" or naive or run.recompute == "selective"
     extra_attn = 0 if no_lse else FP32 * a
     extra_layer = seq * b * (extra_norm + extra_attn)
-    act_dense_layer = act * seq * b * values_dense + extra_layer + masks_layer
-    act_moe_layer = act * seq * b * values_moe + extra_layer + masks_layer if m.is_moe else 0
+    # FP8 GEMM inputs kept at 1 byte (Transformer Engine); bytes per token, < 0 saves.
+    fp8_saved = int(run.peak_dtype == "fp8" and run.act_profile == "megatron-te")
+    o_width = a * dv
+    fp8_whole = fp8_saved * (1 - act) * 2 * h
+    fp8_dense = fp8_saved * ((1 - act) * m.ffn_size + o_width)
+    moe_ffn = m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts)
+    fp8_moe = fp8_saved * ((1 - act) * moe_ffn + o_width) if m.is_moe else 0
+    act_dense_layer = (
+        seq * b * (act * values_dense + fp8_whole + fp8_dense) + extra_layer + masks_layer
+    )
+    act_moe_layer = (
+        seq * b * (act * values_moe + fp8_whole + fp8_moe) + extra_layer + masks_layer
+        if m.is_moe
+        else 0
+    )
     final_token = 0 if run.act_profile == "formula" else 2 * act * h + per_norm
     act_final = final_token * seq * b
     scores_layer = a * seq * seq * b * (act + m.dropout * (run.dropout_mask_bytes + act))
@@ -115,23 +152,27 @@ def memory(s: Scenario) -> dict[str, float]:
         scores_layer if naive else 0
     )
     stored = n_dense * act_dense_layer + n_moe * act_moe_layer
+    share = recompute_share(s)
     if run.recompute == "none":
         activations = stored + (m.n_layers * scores_layer if naive else 0)
     elif run.recompute == "selective":
         activations = stored
     else:
-        activations = m.n_layers * act_input_layer + act_layer_max
+        # Recomputed layers keep their input; the others (partial recomputation) all.
+        kept_whole = stored + (m.n_layers * scores_layer if naive else 0)
+        activations = share * m.n_layers * act_input_layer + (1 - share) * kept_whole
+        activations += act_layer_max
     activations += act_final
 
     logits = run.logits_bytes * seq * b * m.vocab_size
     total = mem_static + activations + logits + run.overhead_bytes
     gpu_mem = s.hardware.mem_gb * 10**9
     return {
-        "weight_bytes": recipe.weight_bytes,
-        "grad_bytes": recipe.grad_bytes,
+        "weight_bytes": w_b,
+        "grad_bytes": g_b,
         "grad_accum_bytes": recipe.grad_accum_bytes,
         "master_bytes": recipe.master_bytes,
-        "optimizer_bytes": recipe.optimizer_bytes,
+        "optimizer_bytes": o_b,
         "act_bytes": act,
         "bytes_per_param": bytes_per_param,
         "mem_weights": mem_weights,
@@ -148,6 +189,10 @@ def memory(s: Scenario) -> dict[str, float]:
         "mem_act_final": act_final,
         "act_values_dense_layer": values_dense,
         "act_values_moe_layer": values_moe,
+        "act_fp8_saved": fp8_saved,
+        "act_fp8_whole_token": fp8_whole,
+        "act_fp8_dense_token": fp8_dense,
+        "act_fp8_moe_token": fp8_moe,
         "mem_act_masks_layer": masks_layer,
         "mem_act_dense_layer": act_dense_layer,
         "mem_act_moe_layer": act_moe_layer,
@@ -157,6 +202,7 @@ def memory(s: Scenario) -> dict[str, float]:
         "attn_is_naive": int(naive),
         "mem_act_layer_max": act_layer_max,
         "mem_act_stored": stored,
+        "recompute_share": share,
         "mem_activations": activations,
         "mem_logits": logits,
         "mem_overhead": run.overhead_bytes,

@@ -11,6 +11,12 @@ month's end, less that of the month before, so the months reach the total
 exactly.  What falls after the horizon is one
 remainder, so the months plus the remainder add up to the total cost.
 
+Serving (issue 23, Serving sheet): from ``serve_start_date`` each month carries the
+serving cost per month x the share of its days from that date (before the
+horizon), 0 before it and 0 when the SLOs cannot be met; each month's total is
+training + serving, and the table's totals add up the same way; fiscal quarters
+and years carry their serving spend beside the training spend.
+
 Fiscal quarter 1 and fiscal year 1 are the ones holding the start date, with
 the fiscal year starting in ``fiscal_year_start_month``; each adds the months
 whose first day falls in it.  Dates are spreadsheet serial numbers; each month's
@@ -22,6 +28,7 @@ from __future__ import annotations
 import datetime as dt
 
 from sheetgen.reference.budget import budget
+from sheetgen.reference.serving import serving
 from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
 from sheetgen.scenario import Scenario, excel_serial
 from sheetgen.units import HOURS_PER_DAY
@@ -67,8 +74,29 @@ def months(s: Scenario) -> dict[str, float | str]:
         out[f"month_cost_cum_usd_{n}"] = cum
     out["month_cost_after_horizon_usd"] = total - before
 
-    def total_between(begin: dt.date, end: dt.date) -> float:
-        return sum(c for m, c in zip(month_firsts, costs, strict=True) if begin <= m < end)
+    # Serving (issue 23): the monthly cost x the share of each month's days from the
+    # serving start date (before the horizon); training + serving per month.
+    sv = serving(s)
+    cost_month = sv["serve_cost_month_usd"]
+    serve_month = float(cost_month) if sv["serve_slo_ok"] == 1 else 0.0
+    serve_start = excel_serial(run.serve_start_date)
+    serve_total = month_total = 0.0
+    serve_costs = []
+    for n, month in enumerate(month_firsts, start=1):
+        m_first, m_next = excel_serial(month), excel_serial(add_months(month, 1))
+        days = max(0, min(m_next, horizon_end) - max(serve_start, m_first))
+        serve_cost = serve_month * days / (m_next - m_first)
+        out[f"serve_month_cost_usd_{n}"] = serve_cost
+        serve_costs.append(serve_cost)
+        out[f"month_total_usd_{n}"] = costs[n - 1] + serve_cost
+        serve_total += serve_cost
+        out[f"serve_month_cum_usd_{n}"] = serve_total
+        month_total += costs[n - 1] + serve_cost
+    out["serve_cost_in_table_usd"] = serve_total
+    out["months_total_usd"] = month_total
+
+    def total_between(begin: dt.date, end: dt.date, values: list[float] = costs) -> float:
+        return sum(c for m, c in zip(month_firsts, values, strict=True) if begin <= m < end)
 
     since_fy = (run.start_date.month - run.fiscal_year_start_month) % MONTHS_PER_YEAR
     for prefix, length, slots in (
@@ -80,5 +108,6 @@ def months(s: Scenario) -> dict[str, float | str]:
             end = add_months(begin, length)
             out[f"{prefix}_start_{k}"] = excel_serial(begin)
             out[f"{prefix}_cost_usd_{k}"] = total_between(begin, end)
+            out[f"{prefix}_serve_cost_usd_{k}"] = total_between(begin, end, serve_costs)
             begin = end
     return out

@@ -26,8 +26,7 @@ divides the sequence.  A 1F1B first stage keeps min(pp, m) micro-batches of its
 L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
 (Korthikanti et al. 2022, section 4.2.3, after Narayanan et al. 2021).
 
-Communication per optimizer step per GPU, first order, ring collectives (an
-all-reduce sends 2(d-1)/d of the buffer, all-gather / reduce-scatter (d-1)/d).
+Communication per optimizer step per GPU: ``communication.py``.
 
 Framework memory (issue 12):
   ZeRO-3 / FSDP working buffer = 2 x act bytes x the largest unit gathered whole
@@ -54,7 +53,9 @@ use the MFU input instead, which does not see the layout.
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from sheetgen.reference.communication import communication
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import microbatches, num_text, splits_evenly
 from sheetgen.reference.memory import memory
@@ -62,11 +63,6 @@ from sheetgen.reference.params import params
 from sheetgen.reference.throughput import step_model
 from sheetgen.scenario import Scenario
 from sheetgen.units import GIGA, HOURS_PER_DAY, SECONDS_PER_DAY
-
-
-def _ring(d: float) -> float:
-    """(d - 1) / d: the share of a buffer each rank sends in a ring reduce-scatter."""
-    return (d - 1) / d
 
 
 def parallelism(s: Scenario) -> dict[str, float]:
@@ -90,23 +86,29 @@ def predicted(s: Scenario) -> dict[str, float]:
 
 
 def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> dict[str, float]:
-    """Memory per GPU, fewest GPUs, communication and the step-time model of this layout."""
-    m, run, hw = s.model, s.run, s.hardware
-    dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
-    zero, v, mb = run.zero_stage, run.pp_virtual_stages, microbatches(run)
-    seq, b, h = run.seq_len, run.micro_batch, m.hidden_size
-    act = mem["act_bytes"]
-    gpn = run.gpus_per_node
+    """Memory per GPU, fewest GPUs, communication and the step-time model of this layout,
+    in named steps; each reads the keys the steps before it returned."""
+    k: dict[str, Any] = {}
+    k.update(_geometry(s, p))
+    k.update(_static_memory(s, mem, k))
+    k.update(_gather_unit(s, p, mem))
+    k.update(_activations(s, p, mem, k))
+    k.update(_peak(s, mem, k))
+    k.update(_fewest_gpus(s, mem, k))
+    k.update(communication(s, p, mem, k))
+    k["mem_act_layer_avg_gpu"] = k.pop("mem_act_layer_avg_gpu")  # the keys' order of old
+    k.update(step_model(s, f, k))
+    k.update(_max_micro_batch(s, k))
+    return {key: value for key, value in k.items() if not key.startswith("_")}
 
-    # Layout
-    sp_div = tp if run.sequence_parallel == 1 else 1
+
+def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
+    """The layout's groups and the parameters each GPU holds (before ZeRO)."""
+    m, run = s.model, s.run
+    dp, tp, pp, cp, ep = run.dp, run.tp, run.pp, run.cp, run.ep
+    v, mb = run.pp_virtual_stages, microbatches(run)
     zero_group = dp * cp
     zero_group_expert = dp * cp / ep
-    layers_per_stage = m.n_layers / pp
-    in_flight = min(pp, mb)
-    interleave = 1 + ((pp - 1) / (pp * v) if v > 1 else 0)
-
-    # Parameters per GPU
     routed = p["n_moe_layers"] * m.n_experts * p["params_expert"]
     nonexpert = p["params_layers"] - routed
     outside = p["params_embedding"] + p["params_pos_embedding"]
@@ -114,10 +116,29 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
         outside += p["params_output"] + p["params_final_norm"]
     per_gpu_dense = (nonexpert / pp + outside) / tp
     per_gpu_expert = routed / (pp * ep * tp)
-    per_gpu = per_gpu_dense + per_gpu_expert
-    sharded = per_gpu_dense / zero_group + per_gpu_expert / zero_group_expert
+    return {
+        "n_gpus_layout": dp * tp * pp * cp,
+        "sp_divisor": tp if run.sequence_parallel == 1 else 1,
+        "zero_group": zero_group,
+        "zero_group_expert": zero_group_expert,
+        "_microbatches": mb,
+        "layers_per_stage": m.n_layers / pp,
+        "micro_batches_in_flight": min(pp, mb),
+        "interleave_factor": 1 + ((pp - 1) / (pp * v) if v > 1 else 0),
+        "params_routed_experts": routed,
+        "params_layers_nonexpert": nonexpert,
+        "params_stage_outside": outside,
+        "params_per_gpu_dense": per_gpu_dense,
+        "params_per_gpu_expert": per_gpu_expert,
+        "params_per_gpu": per_gpu_dense + per_gpu_expert,
+        "params_per_gpu_sharded": per_gpu_dense / zero_group + per_gpu_expert / zero_group_expert,
+    }
 
-    # Static memory per GPU: what each state's sharding leaves, less what is offloaded.
+
+def _static_memory(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[str, Any]:
+    """Static memory per GPU: what each state's sharding leaves, less what is offloaded."""
+    run, zero = s.run, s.run.zero_stage
+    per_gpu, sharded = k["params_per_gpu"], k["params_per_gpu_sharded"]
     oo, op = run.offload_optimizer, run.offload_params
     p_w = sharded if zero >= 3 else per_gpu
     p_g = sharded if zero >= 2 else per_gpu
@@ -130,79 +151,141 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
     g = g_all * (1 - oo)
     master = master_all * (1 - oo)
     opt = opt_all * (1 - oo)
-    static = w + g + master + opt
     host_states = w_all * op + (g_all + master_all + opt_all) * oo
-    gpus_in_node = min(run.n_gpus, gpn)
-    cpu_per_node = host_states * gpus_in_node * run.host_buffer_factor
+    gpus_in_node = min(run.n_gpus, run.gpus_per_node)
+    return {
+        "_params_weights_held": p_w,
+        "_params_optimizer_held": p_o,
+        "mem_weights_per_gpu": w,
+        "mem_grads_per_gpu": g,
+        "mem_master_per_gpu": master,
+        "mem_optimizer_per_gpu": opt,
+        "mem_static_per_gpu": w + g + master + opt,
+        "mem_host_states_per_gpu": host_states,
+        "gpus_in_node": gpus_in_node,
+        "mem_cpu_per_node": host_states * gpus_in_node * run.host_buffer_factor,
+    }
 
-    # ZeRO-3 / FSDP working buffer: the largest unit gathered whole, plus one prefetched.
+
+def _gather_unit(s: Scenario, p: dict[str, float], mem: dict[str, float]) -> dict[str, Any]:
+    """ZeRO-3 / FSDP working buffer: the largest unit gathered whole, plus one prefetched."""
+    m, run = s.model, s.run
     layer_dense = p["params_attn_layer"] + p["params_norm_layer"] + p["params_mlp_layer"]
     layer_moe = (
         p["params_attn_layer"]
         + p["params_norm_layer"]
         + p["params_moe_layer"]
-        - m.n_experts * p["params_expert"] * (1 - 1 / ep)
+        - m.n_experts * p["params_expert"] * (1 - 1 / run.ep)
         if m.is_moe
         else 0
     )
-    gather_unit = max(p["params_embedding"], p["params_output"], layer_dense, layer_moe) / tp
+    unit = max(p["params_embedding"], p["params_output"], layer_dense, layer_moe) / run.tp
+    return {
+        "params_gather_unit_gpu": unit,
+        "mem_zero3_buffer_per_gpu": _zero3_buffer(run.zero_stage, mem["act_bytes"], unit),
+    }
 
-    def zero3_buffer_at(stage: int) -> float:
-        return 2 * act * gather_unit if stage >= 3 else 0
 
-    zero3_buffer = zero3_buffer_at(zero)
+def _zero3_buffer(stage: int, act: float, gather_unit: float) -> float:
+    return 2 * act * gather_unit if stage >= 3 else 0
 
-    # Activations per GPU
-    unsplit = 4 * h + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
+
+def _activations(
+    s: Scenario, p: dict[str, float], mem: dict[str, float], k: dict[str, Any]
+) -> dict[str, Any]:
+    """Activations per GPU (Korthikanti et al. 2022, section 4) under tp, sp, cp, pp."""
+    m, run = s.model, s.run
+    tp, pp, cp, b, seq = run.tp, run.pp, run.cp, run.micro_batch, run.seq_len
+    act, sp_div = mem["act_bytes"], k["sp_divisor"]
+    unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
     masks = mem["mem_act_masks_layer"]
-
     extra = seq * b * (mem["act_extra_norm_token"] / sp_div + mem["act_extra_attn_token"] / tp)
+    extra += seq * b * mem["act_fp8_whole_token"] / sp_div
 
-    def layer(values: float) -> float:
+    def layer(values: float, fp8_split: float) -> float:
         kept = act * seq * b * ((values - unsplit) / tp + unsplit / sp_div)
-        return (kept + extra + masks / sp_div) / cp
+        return (kept + seq * b * fp8_split / tp + extra + masks / sp_div) / cp
 
-    dense_layer = layer(mem["act_values_dense_layer"])
-    moe_layer = layer(mem["act_values_moe_layer"]) if m.is_moe else 0
+    dense_layer = layer(mem["act_values_dense_layer"], mem["act_fp8_dense_token"])
+    moe_layer = layer(mem["act_values_moe_layer"], mem["act_fp8_moe_token"]) if m.is_moe else 0
     scores_layer = mem["mem_act_scores_layer"] / (tp * cp)
     input_layer = mem["mem_act_input_layer"] / (sp_div * cp)
     naive = mem["attn_is_naive"]
     # The largest layer the model has (an all-MoE model has no dense-MLP layer to rebuild).
     has_dense = p["n_dense_mlp_layers"] > 0
     layer_max = max(dense_layer if has_dense else 0, moe_layer) + naive * scores_layer
+    all_layers = p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer
     # The average layer (what the step model's elementwise work reads and writes).
-    layer_avg = (
-        p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer
-    ) / m.n_layers + naive * scores_layer
+    layer_avg = all_layers / m.n_layers + naive * scores_layer
+    share = mem["recompute_share"]
     if run.recompute == "full":
-        kept_stage = layers_per_stage * input_layer
+        # Recomputed layers keep their input, the others (partial recomputation) all.
+        kept_whole = all_layers / pp + naive * k["layers_per_stage"] * scores_layer
+        kept_stage = share * k["layers_per_stage"] * input_layer + (1 - share) * kept_whole
         working = layer_max
     else:
-        kept_stage = (p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer) / pp
+        kept_stage = all_layers / pp
         if run.recompute == "none":
-            kept_stage += naive * layers_per_stage * scores_layer
+            kept_stage += naive * k["layers_per_stage"] * scores_layer
         working = 0
     final_gpu = mem["mem_act_final"] / (sp_div * cp) if pp == 1 else 0
-    activations = kept_stage * in_flight * interleave + working + final_gpu
-    logits = mem["mem_logits"] / (tp * cp) if pp == 1 else 0
+    in_flight = k["micro_batches_in_flight"] * k["interleave_factor"]
+    return {
+        "_recompute_share": share,
+        "act_values_unsplit": unsplit,
+        "mem_act_dense_layer_gpu": dense_layer,
+        "mem_act_moe_layer_gpu": moe_layer,
+        "mem_act_scores_layer_gpu": scores_layer,
+        "mem_act_input_layer_gpu": input_layer,
+        "mem_act_layer_max_gpu": layer_max,
+        "mem_act_layer_avg_gpu": layer_avg,
+        "mem_act_kept_stage": kept_stage,
+        "mem_act_working_gpu": working,
+        "mem_act_final_gpu": final_gpu,
+        "mem_activations_per_gpu": kept_stage * in_flight + working + final_gpu,
+        "mem_logits_per_gpu": mem["mem_logits"] / (tp * cp) if pp == 1 else 0,
+    }
 
-    # Peak per GPU
-    total = static + activations + logits + run.overhead_bytes + zero3_buffer
-    # Calibration: a pilot run's measured peak per GPU rescales the modelled one.
+
+def _peak(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[str, Any]:
+    """Peak per GPU, calibrated by a pilot run's measured peak, against the usable memory."""
+    run = s.run
+    total = (
+        k["mem_static_per_gpu"]
+        + k["mem_activations_per_gpu"]
+        + k["mem_logits_per_gpu"]
+        + run.overhead_bytes
+        + k["mem_zero3_buffer_per_gpu"]
+    )
     overhead_factor = run.measured_peak_mem / total if run.measured_peak_mem > 0 else 1
     calibrated = total * overhead_factor
-    gpu_mem = hw.mem_gb * GIGA
+    gpu_mem = s.hardware.mem_gb * GIGA
     usable = gpu_mem * (1 - run.mem_headroom)
+    return {
+        "mem_total_per_gpu": total,
+        "mem_usable_per_gpu": usable,
+        "mem_per_gpu_share": total / gpu_mem,
+        "mem_overhead_factor": overhead_factor,
+        "mem_total_calibrated": calibrated,
+        "fits_per_gpu": int(calibrated <= usable),
+    }
 
-    # Smallest GPU count at this tp, pp, cp, ep: the data-parallel degree whose ZeRO
-    # shards bring the calibrated peak under the usable memory.  Per GPU the sharded
-    # bytes are shard_bytes x (dense + ep x expert parameters per GPU) / (dp x cp);
-    # everything else (unsharded parameter bytes, activations, logits, overhead, the
-    # ZeRO-3 buffer) does not shrink with dp.  Offloaded states are not on the GPU.
+
+def _fewest_gpus(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[str, Any]:
+    """Smallest GPU count at this tp, pp, cp, ep: the data-parallel degree whose ZeRO
+    shards bring the calibrated peak under the usable memory.  Per GPU the sharded
+    bytes are shard_bytes x (dense + ep x expert parameters per GPU) / (dp x cp);
+    everything else (unsharded parameter bytes, activations, logits, overhead, the
+    ZeRO-3 buffer) does not shrink with dp.  Offloaded states are not on the GPU."""
+    run = s.run
+    tp, pp, cp, ep, zero = run.tp, run.pp, run.cp, run.ep, run.zero_stage
+    oo, op = run.offload_optimizer, run.offload_params
+    usable, factor = k["mem_usable_per_gpu"], k["mem_overhead_factor"]
     w_gpu = mem["weight_bytes"] * (1 - op)
     g_gpu = (mem["grad_bytes"] + mem["grad_accum_bytes"]) * (1 - oo)
     o_gpu = (mem["master_bytes"] + mem["optimizer_bytes"]) * (1 - oo)
     resident = w_gpu + g_gpu + o_gpu
+    per_gpu_dense, per_gpu_expert = k["params_per_gpu_dense"], k["params_per_gpu_expert"]
 
     def shard_bytes(stage: int) -> float:
         return (
@@ -214,147 +297,28 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
     def fewest(stage: int) -> tuple[float, float, int | str]:
         shard_b = shard_bytes(stage)
         shardable = shard_b * (per_gpu_dense + ep * per_gpu_expert) / cp
-        fixed = (resident - shard_b) * per_gpu + activations + logits + run.overhead_bytes
-        fixed += zero3_buffer_at(stage)
-        if usable <= fixed * overhead_factor:
+        fixed = (resident - shard_b) * k["params_per_gpu"] + k["mem_activations_per_gpu"]
+        fixed += k["mem_logits_per_gpu"] + run.overhead_bytes
+        fixed += _zero3_buffer(stage, mem["act_bytes"], k["params_gather_unit_gpu"])
+        if usable <= fixed * factor:
             return shardable, fixed, "none"
-        room = usable - fixed * overhead_factor
-        return (
-            shardable,
-            fixed,
-            max(math.ceil(shardable * overhead_factor / room), math.ceil(ep / cp)),
-        )
+        room = usable - fixed * factor
+        return shardable, fixed, max(math.ceil(shardable * factor / room), math.ceil(ep / cp))
 
     shardable, fixed, dp_min = fewest(zero)
     shardable3, unshardable, dp_min3 = fewest(3)
     found = dp_min != "none"
     n_min = dp_min * tp * pp * cp if found else "none"
-    n_min3 = dp_min3 * tp * pp * cp if dp_min3 != "none" else "none"
     if found:
         note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
-        if not splits_evenly(run.global_batch_tokens / seq / (b * dp_min)):
+        if not splits_evenly(run.global_batch_tokens / run.seq_len / (run.micro_batch * dp_min)):
             note += f"; memory only: the batch does not split evenly over dp {dp_min}"
     else:
         note = (
-            f"no count fits: {num_text(fixed * overhead_factor / GIGA, 1)} GB per GPU that "
+            f"no count fits: {num_text(fixed * factor / GIGA, 1)} GB per GPU that "
             f"ZeRO-{zero} does not shard, {num_text(usable / GIGA, 1)} GB usable"
         )
-
-    # Communication per step per GPU
-    if zero == 0:
-        dp_bytes_per_param = 2 * mem["grad_bytes"]
-    else:
-        dp_bytes_per_param = (mb if zero >= 2 else 1) * mem["grad_bytes"] + (
-            2 * mb if zero == 3 else 1
-        ) * mem["weight_bytes"]
-    comm_dp = dp_bytes_per_param * (
-        per_gpu_dense * _ring(zero_group) + per_gpu_expert * _ring(zero_group_expert)
-    )
-    collectives = 4 + (2 if run.recompute == "full" else 0)
-    hidden_mb = act * seq * b * h / cp  # one micro-batch's hidden states on one GPU
-    comm_tp = collectives * 2 * _ring(tp) * hidden_mb * layers_per_stage * mb
-    comm_pp = 2 * v * mb * hidden_mb / tp if pp > 1 else 0
-    kv_width = p["attn_kv_heads"] * (p["attn_qk_dim"] + p["attn_v_dim"])
-    comm_cp = 3 * _ring(cp) * act * seq * b * kv_width / tp * layers_per_stage * mb if cp > 1 else 0
-    comm_ep = (
-        collectives
-        * _ring(ep)
-        * m.experts_per_token
-        * hidden_mb
-        / sp_div
-        * p["n_moe_layers"]
-        / pp
-        * mb
-        if ep > 1
-        else 0
-    )
-    comm_total = comm_dp + comm_tp + comm_pp + comm_cp + comm_ep
-    comm_host = (
-        oo * (mem["grad_bytes"] + (1 - op) * mem["weight_bytes"]) * p_o
-        + op * 2 * mb * mem["weight_bytes"] * p_w
-    )
-    host_bw = hw.host_gb_per_s * GIGA
-    t_host = comm_host / host_bw if host_bw > 0 else 0
-
-    intra = hw.intra_node_gb_per_s * GIGA
-    inter = hw.inter_node_gb_per_s * GIGA
-
-    def link(span: int) -> float:
-        return intra if span <= gpn else inter
-
-    bw_tp = link(tp)
-    bw_cp = link(tp * cp)
-    bw_ep = link(tp * cp * ep)
-    bw_dp = link(tp * cp * dp)
-    bw_pp = link(tp * cp * dp * pp)
-    t_dp, t_tp, t_pp = comm_dp / bw_dp, comm_tp / bw_tp, comm_pp / bw_pp
-    t_cp, t_ep = comm_cp / bw_cp, comm_ep / bw_ep
-    t_comm = t_dp + t_tp + t_pp + t_cp + t_ep + t_host
-
-    bubble = (pp - 1) / (v * mb + pp - 1)
-    lay = {
-        "pp_microbatches_used": mb,
-        "layers_per_stage": layers_per_stage,
-        "mem_act_layer_avg_gpu": layer_avg,
-        "mem_static_per_gpu": static,
-        "params_per_gpu": per_gpu,
-        "comm_dp_seconds": t_dp,
-        "comm_tp_seconds": t_tp,
-        "comm_pp_seconds": t_pp,
-        "comm_cp_seconds": t_cp,
-        "comm_ep_seconds": t_ep,
-        "comm_host_seconds": t_host,
-    }
-    step = step_model(s, f, lay)
-
-    # Largest micro-batch: activations and logits scale with b, the rest does not.
-    per_sequence = (activations + logits) / b
-    fixed_mb = static + zero3_buffer + run.overhead_bytes
-    max_mb = math.floor((usable - fixed_mb) / per_sequence) if usable > fixed_mb else 0
-    accum_at_max = math.ceil(run.global_batch_tokens / (seq * max_mb * dp)) if max_mb > 0 else 0
-
     return {
-        "n_gpus_layout": dp * tp * pp * cp,
-        "sp_divisor": sp_div,
-        "zero_group": zero_group,
-        "zero_group_expert": zero_group_expert,
-        "layers_per_stage": layers_per_stage,
-        "micro_batches_in_flight": in_flight,
-        "interleave_factor": interleave,
-        "params_routed_experts": routed,
-        "params_layers_nonexpert": nonexpert,
-        "params_stage_outside": outside,
-        "params_per_gpu_dense": per_gpu_dense,
-        "params_per_gpu_expert": per_gpu_expert,
-        "params_per_gpu": per_gpu,
-        "params_per_gpu_sharded": sharded,
-        "mem_weights_per_gpu": w,
-        "mem_grads_per_gpu": g,
-        "mem_master_per_gpu": master,
-        "mem_optimizer_per_gpu": opt,
-        "mem_static_per_gpu": static,
-        "mem_host_states_per_gpu": host_states,
-        "gpus_in_node": gpus_in_node,
-        "mem_cpu_per_node": cpu_per_node,
-        "params_gather_unit_gpu": gather_unit,
-        "mem_zero3_buffer_per_gpu": zero3_buffer,
-        "act_values_unsplit": unsplit,
-        "mem_act_dense_layer_gpu": dense_layer,
-        "mem_act_moe_layer_gpu": moe_layer,
-        "mem_act_scores_layer_gpu": scores_layer,
-        "mem_act_input_layer_gpu": input_layer,
-        "mem_act_layer_max_gpu": layer_max,
-        "mem_act_kept_stage": kept_stage,
-        "mem_act_working_gpu": working,
-        "mem_act_final_gpu": final_gpu,
-        "mem_activations_per_gpu": activations,
-        "mem_logits_per_gpu": logits,
-        "mem_total_per_gpu": total,
-        "mem_usable_per_gpu": usable,
-        "mem_per_gpu_share": total / gpu_mem,
-        "mem_overhead_factor": overhead_factor,
-        "mem_total_calibrated": calibrated,
-        "fits_per_gpu": int(calibrated <= usable),
         "bytes_per_param_gpu": resident,
         "zero_shard_bytes_per_param": shard_bytes(zero),
         "mem_shardable_own": shardable,
@@ -362,40 +326,28 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
         "dp_min": dp_min,
         "n_gpus_min": n_min,
         "n_gpus_min_note": note,
-        "nodes_min": math.ceil(n_min / gpn) if found else "none",
+        "nodes_min": math.ceil(n_min / run.gpus_per_node) if found else "none",
         "mem_shardable_bytes": shardable3,
         "mem_unshardable_per_gpu": unshardable,
         "dp_min_zero3": dp_min3,
-        "n_gpus_min_zero3": n_min3,
-        "dp_comm_bytes_per_param": dp_bytes_per_param,
-        "comm_dp_bytes": comm_dp,
-        "collectives_per_layer": collectives,
-        "act_hidden_microbatch_gpu": hidden_mb,
-        "comm_tp_bytes": comm_tp,
-        "comm_pp_bytes": comm_pp,
-        "comm_cp_bytes": comm_cp,
-        "comm_ep_bytes": comm_ep,
-        "comm_bytes_per_step_per_gpu": comm_total,
-        "comm_host_bytes": comm_host,
-        "comm_host_seconds": t_host,
-        "link_tp_bytes_per_s": bw_tp,
-        "link_cp_bytes_per_s": bw_cp,
-        "link_ep_bytes_per_s": bw_ep,
-        "link_dp_bytes_per_s": bw_dp,
-        "link_pp_bytes_per_s": bw_pp,
-        "comm_dp_seconds": t_dp,
-        "comm_tp_seconds": t_tp,
-        "comm_pp_seconds": t_pp,
-        "comm_cp_seconds": t_cp,
-        "comm_ep_seconds": t_ep,
-        "comm_seconds_per_step": t_comm,
-        "pipeline_bubble": bubble,
-        "mem_act_layer_avg_gpu": layer_avg,
-        **step,
+        "n_gpus_min_zero3": dp_min3 * tp * pp * cp if dp_min3 != "none" else "none",
+    }
+
+
+def _max_micro_batch(s: Scenario, k: dict[str, Any]) -> dict[str, Any]:
+    """Largest micro-batch: activations and logits scale with b, the rest does not,
+    keeping this layout's micro-batches in flight."""
+    run = s.run
+    per_sequence = (k["mem_activations_per_gpu"] + k["mem_logits_per_gpu"]) / run.micro_batch
+    fixed_mb = k["mem_static_per_gpu"] + k["mem_zero3_buffer_per_gpu"] + run.overhead_bytes
+    usable = k["mem_usable_per_gpu"]
+    max_mb = math.floor((usable - fixed_mb) / per_sequence) if usable > fixed_mb else 0
+    accum = math.ceil(run.global_batch_tokens / (run.seq_len * max_mb * run.dp)) if max_mb else 0
+    return {
         "mem_per_sequence_gpu": per_sequence,
         "mem_fixed_per_gpu": fixed_mb,
         "max_micro_batch": max_mb,
-        "grad_accum_at_max_micro_batch": accum_at_max,
+        "grad_accum_at_max_micro_batch": accum,
     }
 
 

@@ -7,7 +7,10 @@ step's FLOPs):
   GEMMs        t_gemm = GEMM FLOPs x T / G / (GEMM peak x e_gemm)
                GEMM FLOPs: the hardware FLOPs per token less the attention core
                (recomputation included); GEMM peak: the FP8 peak when peak_dtype
-               is fp8 (FP8 on the GEMMs only), else BF16.
+               is fp8 (FP8 on the GEMMs only), else BF16.  The LM head (3 x its
+               forward) runs at BF16 x the BF16 curve even under FP8: Megatron-
+               Core's output layer is a ColumnParallelLinear, not a Transformer
+               Engine module, so FP8 autocast does not reach it.
                e_gemm = e_max x d / (d + d_half), d = min(hidden / tp, b x s / cp):
                the narrowest dimension of the layer's GEMMs; a GEMM too narrow to
                fill the chip's tiles and waves runs below the large-GEMM rate
@@ -17,7 +20,7 @@ step's FLOPs):
                attention gets faster with longer sequences (Dao 2023,
                FlashAttention-2; Shah et al. 2024, FlashAttention-3: their
                benchmarks by sequence length).
-  elementwise  t_elem = passes x (4/3 with full recomputation) x the stage's
+  elementwise  t_elem = passes x (1 + share recomputed / 3) x the stage's
                activation bytes per step / HBM bandwidth: norms, activations,
                dropout, residuals and the loss read and write the tensors the
                Memory sheet counts; `elementwise_passes` HBM passes over them
@@ -28,8 +31,13 @@ step's FLOPs):
                (1 - tp_comm_overlap), context parallel (ring attention: what the
                attention core does not hide), expert parallel (1 -
                ep_comm_overlap), pipeline point-to-point (all of it).
-  pipeline     (compute + exposed micro-batch communication) x (1 + (pp - 1) /
-               (v x m)) (Narayanan et al. 2021, section 2.2.2).
+  stage imbalance  the last pipeline stage runs its n_layers / pp layers and the
+               LM head, so every stage waits for it: compute x (layers + pp x
+               head) / (layers + head) in hardware FLOPs per token (1 at pp = 1;
+               The Llama 3 Herd of Models, section 3.3.2, balances it by removing
+               layers from the first and last stages).
+  pipeline     (compute x imbalance + exposed micro-batch communication) x (1 +
+               (pp - 1) / (v x m)) (Narayanan et al. 2021, section 2.2.2).
   data parallel  gradient reduce-scatter / all-gather overlap the backward and
                forward except the last bucket: exposed = max(t_dp - window,
                t_dp x the last bucket's share); the window is one micro-batch's
@@ -63,7 +71,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     (memory per GPU, communication times, bubble) of the Parallelism sheet."""
     run, hw, m = s.run, s.hardware, s.model
     n, tokens = run.n_gpus, run.global_batch_tokens
-    mb = lay["pp_microbatches_used"]
+    mb = lay["_microbatches"]
     hbm = hw.hbm_tbps * TERA
 
     fp8 = run.peak_dtype == "fp8"
@@ -72,13 +80,19 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     gemm_dim = min(m.hidden_size / run.tp, run.micro_batch * run.seq_len / run.cp)
     gemm_eff = gemm_eff_max * gemm_dim / (gemm_dim + hw.gemm_dim_half)
     attn_hw = f["flops_attn_hw_per_token"]
-    gemm_hw = f["flops_hw_per_token"] - attn_hw
-    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff)
+    # The LM head stays BF16 under FP8: Megatron-Core's output layer is a plain
+    # ColumnParallelLinear, not a Transformer Engine module.
+    head_hw = 3 * f["flops_fwd_lm_head"]
+    head_eff = hw.gemm_eff_bf16 * gemm_dim / (gemm_dim + hw.gemm_dim_half)
+    t_head = head_hw * tokens / n / (hw.peak_bf16_tflops * TERA * head_eff)
+    gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw
+    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head
     attn_seq = run.seq_len / run.cp
     attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
     t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
 
-    recompute_factor = FULL_RECOMPUTE_ELEMENTWISE if run.recompute == "full" else 1
+    # The recomputed layers' forward runs again (Memory's recompute_share, 0 unless full).
+    recompute_factor = 1 + (FULL_RECOMPUTE_ELEMENTWISE - 1) * lay["_recompute_share"]
     act_step = lay["mem_act_layer_avg_gpu"] * lay["layers_per_stage"] * mb
     t_elem = run.elementwise_passes * recompute_factor * act_step / hbm
     t_opt = 2 * lay["mem_static_per_gpu"] / hbm
@@ -87,7 +101,12 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     tp_exposed = (1 - run.tp_comm_overlap) * lay["comm_tp_seconds"]
     cp_exposed = max(0.0, lay["comm_cp_seconds"] - t_attn)
     ep_exposed = (1 - run.ep_comm_overlap) * lay["comm_ep_seconds"]
-    per_microbatch = t_compute + tp_exposed + cp_exposed + ep_exposed + lay["comm_pp_seconds"]
+    # The last stage also runs the LM head: the pipeline moves at its pace.
+    layers_hw = f["flops_hw_per_token"] - head_hw
+    imbalance = (layers_hw + run.pp * head_hw) / (layers_hw + head_hw)
+    per_microbatch = (
+        t_compute * imbalance + tp_exposed + cp_exposed + ep_exposed + lay["comm_pp_seconds"]
+    )
     bubble_ratio = (run.pp - 1) / (run.pp_virtual_stages * mb)
     t_pipeline = per_microbatch * (1 + bubble_ratio)
 
@@ -105,6 +124,8 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "gemm_peak_flops": gemm_peak,
         "gemm_narrow_dim": gemm_dim,
         "gemm_efficiency": gemm_eff,
+        "gemm_lm_head_efficiency": head_eff,
+        "step_lm_head_seconds": t_head,
         "step_gemm_seconds": t_gemm,
         "attn_kernel_seq": attn_seq,
         "attn_efficiency": attn_eff,
@@ -116,6 +137,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "comm_tp_exposed_seconds": tp_exposed,
         "comm_cp_exposed_seconds": cp_exposed,
         "comm_ep_exposed_seconds": ep_exposed,
+        "pipeline_stage_imbalance": imbalance,
         "step_microbatch_path_seconds": per_microbatch,
         "pipeline_bubble_ratio": bubble_ratio,
         "step_pipeline_seconds": t_pipeline,

@@ -1,0 +1,293 @@
+"""The Serving sheet: replicas, GPUs and money for a traffic target (issue 23).
+
+Continuous batching (Orca, Yu et al. 2022, OSDI, section 4: iteration-level
+scheduling; vLLM, Kwon et al. 2023, SOSP, arXiv:2309.06180) keeps B sequences
+in flight on a replica of t tensor-parallel GPUs: every iteration decodes one
+token of each, and a finished sequence's slot is taken by a new request, whose
+prompt is prefilled in its own iteration.  Every quantity below is linear in B,
+so the largest batch meeting the SLOs is a closed form (no search):
+
+  decode step   step(B) = max(W / (t bw) + B kv_s, B c_s) + a_0 + B a_s
+                W: all served weight bytes (at serving batches every expert of a
+                MoE model is touched); kv_s = the KV cache one sequence reads per
+                step per GPU (its average decode context, windowed layers at most
+                the window, this GPU's share of the heads) / bw; c_s = (2 N_active
+                + keys attended x attention FLOPs) /
+                (t x peak x compute efficiency); a_0, a_s: the tensor-parallel
+                all-reduces' latency and per-sequence bytes (the Inference sheet's
+                overheads: 2 per layer, ring 2(t-1)/t at the intra-node link);
+                bw = HBM bandwidth x bandwidth efficiency (Pope et al. 2022).
+  prefill       pre = max(one prompt's FLOPs (the attention core at the window's
+                share, Inference sheet) / compute, W / (t bw)) + its all-reduces
+  TPOT(B)       = step(B) + B pre / O: to keep B slots full, B / O requests
+                join per step on average, each stalling the batch for its prefill;
+  TTFT(B)       = pre + step(B): the step in flight, then the prompt (queueing at
+                the peak rate is not modelled: replicas are sized for the peak).
+  B_tpot        = floor(min((S - W/(t bw) - a_0) / (kv_s + a_s + pre/O),
+                            (S - a_0) / (c_s + a_s + pre/O)))
+  B_ttft        = floor(min((T - pre - W/(t bw) - a_0) / (kv_s + a_s),
+                            (T - pre - a_0) / (c_s + a_s)))
+                (max(x, y) + z <= S exactly when both x + z and y + z are);
+  B_kv          = floor((memory - overhead - W / t) / (request's KV cache in whole
+                blocks, windowed layers capped at the window, x this GPU's share)),
+                the paged cache (vLLM);
+  SLO batch     = min(B_tpot, B_ttft, B_kv), "none" below 1 with the verdict
+                naming the binding limit;
+  requests/s per replica = B / (O x TPOT(B)); replicas = ceil(rate / that) at
+                peak and at the average rate; GPUs = replicas x t;
+  monthly cost  = average replicas x t x hours per month x price.
+
+The serving TP, when not given: the smallest t = 1, 2, 4, ... up to the node
+(``gpus_per_node``; ``SERVE_TP_SLOTS`` sizes tried) whose weights, overhead and
+the KV cache of its SLO batch (at least one request) fit one GPU; when none does,
+the largest such t within the node, where the KV memory then caps the batch.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from sheetgen.reference.flops import flops
+from sheetgen.reference.inference import inference, kv_gpu_share
+from sheetgen.reference.inputs import num_text
+from sheetgen.reference.kv_cache import kv_cache
+from sheetgen.reference.memory import memory
+from sheetgen.reference.schedule import gpu_price_used
+from sheetgen.run_fields import SERVE_TP_SLOTS
+from sheetgen.scenario import Scenario
+from sheetgen.units import GIGA, SECONDS_PER_HOUR, TERA
+
+REQUESTS_PER_QUOTE = 1000  # cost is quoted per thousand requests
+
+
+def _shared(s: Scenario) -> dict[str, float]:
+    """The quantities every tp candidate shares (computed once per scenario)."""
+    run, hw = s.run, s.hardware
+    kv = kv_cache(s)
+    inf = inference(s)
+    return {
+        "bw": hw.hbm_tbps * TERA * run.inf_bw_eff,
+        "peak": flops(s)["peak_flops"] * run.inf_compute_eff,
+        "attended": inf["inf_decode_attended_tokens"],
+        "prefill_attn_share": inf["inf_prefill_attn_share"],
+        "attn": inf["inf_attn_flops_per_ctx_token"],
+        "flops_token": kv["inf_flops_per_token"],
+        "weights": kv["inf_weight_bytes"],
+        "kv_read_seq": kv["kv_bytes_per_token_global"] * inf["inf_decode_avg_context"]
+        + kv["kv_bytes_per_token_local"]
+        * min(inf["inf_decode_avg_context"], s.model.sliding_window),
+        "kv_seq": inf["inf_kv_bytes_per_seq"],
+        "request_tokens": inf["inf_request_tokens"],
+        "act": memory(s)["act_bytes"],
+    }
+
+
+def replica(s: Scenario, t: int, c: dict[str, float] | None = None) -> dict[str, float]:
+    """The linear decode model and the SLO batch bounds of a t-GPU replica."""
+    m, run, hw = s.model, s.run, s.hardware
+    c = c or _shared(s)
+    bw = c["bw"]
+    compute = t * c["peak"]
+    share = kv_gpu_share(m.n_kv_heads, t, m.is_mla)
+    attended, attn, flops_token = c["attended"], c["attn"], c["flops_token"]
+    weights, act = c["weights"], c["act"]
+    intra = hw.intra_node_gb_per_s * GIGA
+    prompt, out_len = run.prompt_len, run.output_len
+    weight_s = weights / (t * bw)
+    kv_s = c["kv_read_seq"] * share / bw
+    comp_s = (flops_token + attended * attn) / compute
+    if t > 1:
+        ring = 2 * (t - 1) / t
+        ar_fixed = 2 * m.n_layers * run.inf_collective_latency_s
+        ar_seq = 2 * m.n_layers * ring * m.hidden_size * act / intra
+    else:
+        ar_fixed = ar_seq = 0.0
+    prefill_attn = run.causal_factor * prompt * prompt * attn * c["prefill_attn_share"]
+    prefill_flops = prompt * flops_token + prefill_attn
+    prefill_s = max(prefill_flops / compute, weight_s) + ar_fixed + prompt * ar_seq
+    stall = prefill_s / out_len
+    slo_t, slo_p = run.slo_tpot_s, run.slo_ttft_s
+    b_tpot = math.floor(
+        min(
+            (slo_t - weight_s - ar_fixed) / (kv_s + ar_seq + stall),
+            (slo_t - ar_fixed) / (comp_s + ar_seq + stall),
+        )
+    )
+    b_ttft = math.floor(
+        min(
+            (slo_p - prefill_s - weight_s - ar_fixed) / (kv_s + ar_seq),
+            (slo_p - prefill_s - ar_fixed) / (comp_s + ar_seq),
+        )
+    )
+    seq_bytes = c["kv_seq"] * share
+    room = hw.mem_gb * GIGA - run.inf_overhead_bytes - weights / t
+    return {
+        "share": share,
+        "weight_s": weight_s,
+        "kv_s": kv_s,
+        "comp_s": comp_s,
+        "ar_fixed": ar_fixed,
+        "ar_seq": ar_seq,
+        "prefill_s": prefill_s,
+        "weight_bytes_gpu": weights / t,
+        "seq_bytes": seq_bytes,
+        "room": room,
+        "b_tpot": max(0, b_tpot),
+        "b_ttft": max(0, b_ttft),
+        "b_kv": max(0, math.floor(room / seq_bytes)),
+    }
+
+
+def step_s(r: dict[str, float], batch: float) -> float:
+    """Decode step time of the replica at ``batch`` sequences."""
+    mem_s = r["weight_s"] + batch * r["kv_s"]
+    return max(mem_s, batch * r["comp_s"]) + r["ar_fixed"] + batch * r["ar_seq"]
+
+
+def choose_tp(s: Scenario, c: dict[str, float]) -> tuple[int, dict[str, float | str]]:
+    """The serving TP (given, or chosen among 1, 2, 4, ...) and the candidates' keys."""
+    out: dict[str, float | str] = {}
+    node = s.run.gpus_per_node
+    first = within = 0
+    t = 1
+    for n in range(1, SERVE_TP_SLOTS + 1):
+        r = replica(s, t, c)
+        batch = max(1, min(r["b_tpot"], r["b_ttft"]))
+        fits = int(t <= node and r["room"] >= batch * r["seq_bytes"])
+        first = first or (t if fits else 0)
+        within = t if t <= node else within
+        out[f"serve_cand_tp_{n}"] = t
+        for name in ("share", "weight_s", "kv_s", "comp_s", "ar_fixed", "ar_seq", "prefill_s"):
+            out[f"serve_cand_{name}_{n}"] = r[name]
+        out[f"serve_cand_batch_{n}"] = min(r["b_tpot"], r["b_ttft"])
+        out[f"serve_cand_fits_{n}"] = fits
+        out[f"serve_cand_first_{n}"] = first
+        out[f"serve_cand_within_{n}"] = within
+        t *= 2
+    if s.run.serve_tp > 0:
+        return s.run.serve_tp, out
+    return (first or within), out
+
+
+def serving(s: Scenario) -> dict[str, float | str]:
+    """Every Serving-sheet key of one scenario (a fresh dict)."""
+    return dict(_serving(s))
+
+
+@lru_cache(maxsize=256)
+def _serving(s: Scenario) -> dict[str, float | str]:
+    run = s.run
+    c = _shared(s)
+    t, out = choose_tp(s, c)
+    r = replica(s, t, c)
+    if run.serve_tp > 0:
+        note = f"given on Inputs: tp {t}"
+    elif out[f"serve_cand_first_{SERVE_TP_SLOTS}"]:
+        note = (
+            f"chosen: tp {t}, the smallest power of two up to the node "
+            f"({run.gpus_per_node}) that holds the weights and one SLO batch's KV cache"
+        )
+    else:
+        note = (
+            f"chosen: tp {t}, the largest power of two in the node ({run.gpus_per_node}); "
+            "none holds the weights and one SLO batch's KV cache, memory caps the batch"
+        )
+    bounds = (r["b_tpot"], r["b_ttft"], r["b_kv"])
+    best = min(bounds)
+    used = max(1, best)
+    ok = int(best >= 1)
+    if r["b_kv"] <= min(r["b_tpot"], r["b_ttft"]):
+        binding = "KV memory"
+    elif r["b_tpot"] <= r["b_ttft"]:
+        binding = "TPOT"
+    else:
+        binding = "TTFT"
+    step1 = step_s(r, 1)
+    step = step_s(r, used)
+    tpot = step + used * r["prefill_s"] / run.output_len
+    ttft = r["prefill_s"] + step
+    rps = used / (run.output_len * tpot)
+    rate, avg_rate = run.serve_requests_per_s, run.serve_requests_per_s * run.serve_avg_to_peak
+    replicas_peak = math.ceil(rate / rps)
+    replicas_avg = math.ceil(avg_rate / rps)
+    price = run.serve_price_per_gpu_hour if run.serve_price_per_gpu_hour > 0 else gpu_price_used(s)
+    cost_month = replicas_avg * t * run.serve_hours_per_month * price
+    cost_1k = (
+        cost_month * REQUESTS_PER_QUOTE / (avg_rate * SECONDS_PER_HOUR * run.serve_hours_per_month)
+        if rate > 0
+        else 0.0
+    )
+
+    if rate <= 0:
+        verdict = "no serving plan: 0 requests/s at peak on Inputs"
+    elif r["b_kv"] < 1:
+        verdict = (
+            f"KV memory: at tp {t} the weights ({num_text(r['weight_bytes_gpu'] / GIGA, 1)} GB "
+            f"per GPU) and overhead leave no room for one {c['request_tokens']}-token "
+            f"request in {num_text(s.hardware.mem_gb, 1)} GB"
+        )
+    elif r["b_ttft"] < 1:
+        verdict = (
+            f"TTFT {num_text(run.slo_ttft_s, 3)} s impossible: one {run.prompt_len}-token prompt "
+            f"prefills in {num_text(r['prefill_s'], 3)} s + one decode step "
+            f"{num_text(step1, 3)} s at tp {t}"
+        )
+    elif r["b_tpot"] < 1:
+        verdict = (
+            f"TPOT {num_text(run.slo_tpot_s, 3)} s impossible: at batch 1 a decode step takes "
+            f"{num_text(step1, 4)} s (weights read {num_text(r['weight_s'], 4)} s) + "
+            f"{num_text(r['prefill_s'] / run.output_len, 4)} s of prefill per token at tp {t}"
+        )
+    else:
+        verdict = f"OK: batch {used} per replica, bound by {binding}"
+    plan_ok = ok and rate > 0
+    if plan_ok:
+        summary = (
+            f"{num_text(rate, 2)} req/s peak: {replicas_peak} replicas x {t} GPUs = "
+            f"{replicas_peak * t} GPUs, {replicas_avg * t} on average, "
+            f"USD {num_text(cost_month, 0)} a month"
+        )
+    else:
+        summary = verdict
+
+    def none_unless(x: float) -> float | str:
+        return x if ok else "none"
+
+    return {
+        **out,
+        "serve_tp_used": t,
+        "serve_tp_note": note,
+        "serve_kv_share": r["share"],
+        "serve_kv_read_bytes_per_seq": c["kv_read_seq"],
+        "serve_weight_read_s": r["weight_s"],
+        "serve_kv_read_s_per_seq": r["kv_s"],
+        "serve_compute_s_per_seq": r["comp_s"],
+        "serve_allreduce_fixed_s": r["ar_fixed"],
+        "serve_allreduce_s_per_seq": r["ar_seq"],
+        "serve_prefill_s": r["prefill_s"],
+        "serve_step1_s": step1,
+        "serve_kv_room_per_gpu": r["room"],
+        "serve_kv_bytes_per_seq_gpu": r["seq_bytes"],
+        "serve_batch_tpot": r["b_tpot"],
+        "serve_batch_ttft": r["b_ttft"],
+        "serve_batch_kv": r["b_kv"],
+        "serve_slo_ok": ok,
+        "serve_binding": binding,
+        "serve_batch_max_slo": none_unless(best),
+        "serve_batch_used": used,
+        "serve_step_s": step,
+        "serve_tpot_s": tpot,
+        "serve_ttft_s": ttft,
+        "serve_req_per_s_per_replica": rps,
+        "serve_tokens_per_s_per_replica": rps * run.output_len,
+        "serve_replicas_peak": none_unless(replicas_peak),
+        "serve_replicas_avg": none_unless(replicas_avg),
+        "serve_gpus_peak": none_unless(replicas_peak * t),
+        "serve_gpus_avg": none_unless(replicas_avg * t),
+        "serve_price_used": price,
+        "serve_cost_month_usd": none_unless(cost_month),
+        "serve_cost_per_1k_requests": cost_1k if plan_ok else "none",
+        "serve_verdict": verdict,
+        "serve_summary_text": summary,
+    }
