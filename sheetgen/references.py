@@ -66,6 +66,11 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2203.15556",
     ),
     (
+        "Muennighoff et al. 2023",
+        "Scaling Data-Constrained Language Models (epochs)",
+        "https://arxiv.org/abs/2305.16264",
+    ),
+    (
         "Chowdhery et al. 2022",
         "PaLM: Scaling Language Modeling with Pathways (MFU)",
         "https://arxiv.org/abs/2204.02311",

@@ -146,12 +146,39 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="train_tokens",
         kind="int",
-        default=10**12,
-        doc="tokens seen in training (D)",
+        default=None,
+        doc=(
+            "tokens seen in training (D), derived: dataset_tokens x epochs; give it alone "
+            "(then dataset_tokens = train_tokens / epochs; 1T when neither is given), or "
+            "dataset_tokens and epochs, or all three when they agree"
+        ),
         limit=(1, 10**17, "100,000x Llama 3's 15.6T tokens"),
         cli="--tokens",
         cli_aliases=("--train-tokens",),
         phase="tokens",
+    ),
+    # Data and epochs (issue 22): the plan trains on dataset_tokens x epochs.
+    Field(
+        key="dataset_tokens",
+        kind="int",
+        default=None,
+        doc=(
+            "unique tokens in the training data; derived when not given: train_tokens / "
+            "epochs (train_tokens 1T when neither is given)"
+        ),
+        unit="tokens",
+        limit=(1, 10**17, "100,000x Llama 3's 15.6T tokens"),
+    ),
+    Field(
+        key="epochs",
+        kind="float",
+        default=1,
+        doc=(
+            "passes over the dataset: train_tokens = dataset_tokens x epochs (fractions "
+            "allowed); above 4 Checks warns: returns diminish quickly after about 4 epochs "
+            "(Muennighoff et al. 2023, arXiv:2305.16264)"
+        ),
+        limit=(0, 10**4, "passes over the dataset"),
     ),
     Field(
         key="seq_len",
@@ -847,6 +874,60 @@ FIELDS: tuple[Field, ...] = (
         ),
         limit=(1, 12, "a calendar month"),
         whole_range=True,
+    ),
+    # Scaling (issue 22): Chinchilla's parametric loss, approach 3 (Hoffmann et al. 2022,
+    # arXiv:2203.15556, section 3.3, eq. 2; the fitted constants below it).
+    Field(
+        key="chinchilla_e",
+        kind="float",
+        default=1.69,
+        doc=(
+            "Chinchilla loss fit, E: the irreducible loss in nats per token (Hoffmann et al."
+            " 2022, arXiv:2203.15556, section 3.3, approach 3: E = 1.69)"
+        ),
+        unit="nats",
+        limit=(0, 100, "nats per token"),
+        zero_ok=True,
+    ),
+    Field(
+        key="chinchilla_a",
+        kind="float",
+        default=406.4,
+        doc=(
+            "Chinchilla loss fit, A: the parameter term's scale, A / N^alpha (Hoffmann et al."
+            " 2022, section 3.3, approach 3: A = 406.4)"
+        ),
+        limit=(0, 10**9, "scale of the parameter term"),
+    ),
+    Field(
+        key="chinchilla_b",
+        kind="float",
+        default=410.7,
+        doc=(
+            "Chinchilla loss fit, B: the data term's scale, B / D^beta (Hoffmann et al. "
+            "2022, section 3.3, approach 3: B = 410.7)"
+        ),
+        limit=(0, 10**9, "scale of the data term"),
+    ),
+    Field(
+        key="chinchilla_alpha",
+        kind="float",
+        default=0.34,
+        doc=(
+            "Chinchilla loss fit, alpha: the parameter exponent (Hoffmann et al. 2022, "
+            "section 3.3, approach 3: alpha = 0.34)"
+        ),
+        limit=(0, 5, "a scaling exponent"),
+    ),
+    Field(
+        key="chinchilla_beta",
+        kind="float",
+        default=0.28,
+        doc=(
+            "Chinchilla loss fit, beta: the data exponent (Hoffmann et al. 2022, section "
+            "3.3, approach 3: beta = 0.28)"
+        ),
+        limit=(0, 5, "a scaling exponent"),
     ),
     # Serving plan (issue 23; Serving sheet, Months' serving rows).
     Field(

@@ -275,6 +275,7 @@ class Run(_FromRegistry):
 
     def __post_init__(self) -> None:
         _resolve_ranges(self)
+        _resolve_tokens(self)
         # dp is n_gpus / (tp x pp x cp); a scenario may state it, but then it must agree.
         model_parallel = self.tp * self.pp * self.cp
         if self.n_gpus % model_parallel:
@@ -293,6 +294,59 @@ class Run(_FromRegistry):
                 f"to {self.dp * model_parallel}",
             )
         object.__setattr__(self, "dp", derived)
+
+
+# Training tokens when a scenario gives neither train_tokens nor dataset_tokens.
+DEFAULT_TRAIN_TOKENS = 10**12
+
+
+def _tokens_text(n: float) -> str:
+    return f"{n:,.15g}"
+
+
+def _resolve_tokens(run: Run) -> None:
+    """train_tokens = dataset_tokens x epochs (issue 22): derive the one not given, and
+    require the three to agree when all are given (as dp with n_gpus)."""
+    from sheetgen.limits import check_run_limit
+
+    data, epochs, train = run.dataset_tokens, run.epochs, run.train_tokens
+    if data is None:
+        if train is None:
+            if epochs != 1:
+                raise SheetgenError(
+                    "epochs",
+                    f"{epochs:g} epochs need dataset_tokens (the plan trains on "
+                    "dataset_tokens x epochs) or train_tokens beside them",
+                )
+            train = DEFAULT_TRAIN_TOKENS
+        data = round(train / epochs)
+        if data < 1 or round(data * epochs) != train:
+            raise SheetgenError(
+                "epochs",
+                f"train_tokens {_tokens_text(train)} / epochs {epochs:g} is not a whole number "
+                "of tokens >= 1; give dataset_tokens instead of train_tokens",
+            )
+        check_run_limit(
+            "dataset_tokens", data, f"train_tokens / epochs = {_tokens_text(train)} / {epochs:g}"
+        )
+    else:
+        product = round(data * epochs)
+        if train is None:
+            check_run_limit(
+                "train_tokens",
+                product,
+                f"dataset_tokens x epochs = {_tokens_text(data)} x {epochs:g}",
+            )
+            train = product
+        elif train != product:
+            raise SheetgenError(
+                "train_tokens",
+                f"{_tokens_text(train)} disagrees with dataset_tokens x epochs = "
+                f"{_tokens_text(data)} x {epochs:g} = {_tokens_text(product)}; give "
+                "train_tokens alone, or dataset_tokens and epochs",
+            )
+    object.__setattr__(run, "train_tokens", train)
+    object.__setattr__(run, "dataset_tokens", data)
 
 
 def _resolve_ranges(run: Run) -> None:

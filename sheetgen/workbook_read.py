@@ -130,7 +130,7 @@ def sheet_layout(ws: Any, cells: dict[tuple[int, int], Any] | None = None) -> Sh
 
 # Run settings the workbook derives with a formula (older workbooks had them as inputs):
 # read only when typed, else the scenario derives them from the other inputs.
-DERIVED_IN_WORKBOOK = frozenset({"dp"})
+DERIVED_IN_WORKBOOK = frozenset({"dp", "train_tokens"})
 
 
 def scenario_names(wb: Any, cached: Any | None = None) -> list[str]:

@@ -23,6 +23,7 @@ from sheetgen.reference.months import months
 from sheetgen.reference.parallelism import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
+from sheetgen.reference.scaling import scaling
 from sheetgen.reference.schedule import schedule
 from sheetgen.reference.serving import serving
 from sheetgen.reference.sweeps import sweeps
@@ -34,6 +35,7 @@ SECTIONS = {
     "finetune": finetune,
     "memory": memory,
     "flops": flops,
+    "scaling": scaling,
     "clock": clock,
     "kv_cache": kv_cache,
     "inference": inference,
@@ -85,6 +87,7 @@ __all__ = [
     "months",
     "parallelism",
     "params",
+    "scaling",
     "phases",
     "schedule",
     "serving",

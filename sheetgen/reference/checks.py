@@ -40,6 +40,7 @@ ERROR_FLAGS = (
     "chk_clock_valid",
     "chk_mfu_achieved_range",
     "chk_pue_range",
+    "chk_data_scaling_inputs",
     "chk_lora_inputs",
     "chk_no_errors",
 )
@@ -56,7 +57,11 @@ WARNING_FLAGS = (
     "chk_energy_known",
     "chk_mfu_typed_near",
     "chk_host_link_known",
+    "chk_epochs_diminishing",
 )
+# Epochs beyond which repeated data is worth little (Muennighoff et al. 2023,
+# arXiv:2305.16264: returns diminish quickly after about 4 epochs).
+EPOCHS_WARN = 4
 
 
 def checks(s: Scenario) -> dict[str, float]:
@@ -98,6 +103,8 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_clock_valid": int(run.mfu_source != "measured" or clk["tokens_per_s_measured"] > 0),
         "chk_mfu_achieved_range": int(0 < clk["mfu_achieved"] <= 1),
         "chk_pue_range": int(run.pue >= 1),
+        # Scenario validation rejects a dataset, epochs or Chinchilla constant out of range.
+        "chk_data_scaling_inputs": 1,
         # LoRA targets are defined for standard attention and dense MLPs (reference/finetune.py).
         "chk_lora_inputs": int(run.recipe not in FINETUNE_RECIPES or not (m.is_moe or m.is_mla)),
         # The reference produces no error values; the workbook's flag tests its own cells.
@@ -126,6 +133,7 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_host_link_known": int(
             run.offload_optimizer + run.offload_params == 0 or s.hardware.host_gb_per_s > 0
         ),
+        "chk_epochs_diminishing": int(run.epochs <= EPOCHS_WARN),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

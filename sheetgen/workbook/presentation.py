@@ -34,6 +34,7 @@ SHEET_GUIDE = (
     ("LoRA", "LoRA / QLoRA fine-tuning: trainable adapters, frozen weights, bytes, FLOPs."),
     ("Memory", "Training memory per GPU: weights, gradients, optimizer, activations."),
     ("FLOPs", "FLOPs per token, training FLOPs, MFU (measured when given), throughput."),
+    ("Scaling", "Chinchilla's compute-optimal model size and tokens for the plan's compute."),
     ("KV cache", "Inference memory for keys and values."),
     ("Serving", "Replicas, GPUs and monthly cost for a traffic target and its SLOs."),
     ("Schedule", "Single-phase steps, days, GPU-hours and cost."),
