@@ -190,6 +190,7 @@ FIELDS: tuple[Field, ...] = (
             "fsdp-bf16",
             "bf16-adam-8bit",
             "fp8-te",
+            "nemo-distadam-bf16",
         ),
     ),
     Field(
