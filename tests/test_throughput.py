@@ -225,6 +225,17 @@ def test_narrow_gemms_run_below_the_large_gemm_rate() -> None:
     assert narrow["gemm_efficiency"] < wide["gemm_efficiency"]
 
 
+def test_context_parallel_attention_runs_on_one_of_2cp_chunks() -> None:
+    """Megatron-LM's get_batch_on_this_cp_rank (and The Llama 3 Herd of Models, 3.3.2)
+    cut the sequence into 2 x cp chunks, two per rank: each kernel sees s / (2 cp)."""
+    base = dict(model="llama3-8b", n_gpus=8, seq_len=8192)
+    whole = calc("cp1", **base)
+    split = calc("cp2", **base, cp=2)
+    assert whole["attn_kernel_seq"] == 8192, "cp1: attn_kernel_seq"
+    assert split["attn_kernel_seq"] == 8192 / 4, "cp2: attn_kernel_seq"
+    assert split["attn_efficiency"] < whole["attn_efficiency"], "cp2: attn_efficiency"
+
+
 # --- One clock -------------------------------------------------------------------
 
 

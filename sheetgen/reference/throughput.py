@@ -16,10 +16,15 @@ step's FLOPs):
                fill the chip's tiles and waves runs below the large-GEMM rate
                (NVIDIA, Matrix Multiplication Background User's Guide).
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
-               e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s / cp: flash
-               attention gets faster with longer sequences (Dao 2023,
-               FlashAttention-2; Shah et al. 2024, FlashAttention-3: their
-               benchmarks by sequence length).
+               e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
+               under context parallelism: flash attention gets faster with longer
+               sequences (Dao 2023, FlashAttention-2; Shah et al. 2024,
+               FlashAttention-3: their benchmarks by sequence length), and context
+               parallelism cuts the sequence into 2 cp chunks, two per rank, so
+               that causal attention's work is balanced; each kernel call runs one
+               chunk's queries (Megatron-LM get_batch_on_this_cp_rank, which
+               Transformer Engine's ring attention runs on; The Llama 3 Herd of
+               Models, section 3.3.2: 2 x CP chunks).
   elementwise  t_elem = passes x (1 + share recomputed / 3) x the stage's
                activation bytes per step / HBM bandwidth: norms, activations,
                dropout, residuals and the loss read and write the tensors the
@@ -87,7 +92,9 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     t_head = head_hw * tokens / n / (hw.peak_bf16_tflops * TERA * head_eff)
     gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw
     t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head
-    attn_seq = run.seq_len / run.cp
+    # Context parallelism splits the sequence into 2 cp chunks (two per rank, for the
+    # causal load balance); each attention kernel works on one chunk's queries.
+    attn_seq = run.seq_len / (2 * run.cp if run.cp > 1 else 1)
     attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
     t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
 
