@@ -50,7 +50,7 @@ def test_megatron_bf16_is_18_bytes_and_distributed_optimizer_6_plus_12_over_dp()
 @pytest.mark.parametrize(
     "recipe, total",
     [("bf16-adam", 16), ("megatron-bf16", 18), ("fsdp-bf16", 18), ("bf16-adam-8bit", 10),
-     ("fp8-te", 19)],
+     ("fp8-te", 19), ("nemo-distadam-bf16", 14)],
 )  # fmt: skip
 def test_recipe_bytes_per_parameter(recipe, total):
     r = calc(f"8B {recipe}", model="llama3-8b", recipe=recipe)
@@ -368,6 +368,10 @@ def framework_items() -> list[dict]:
          "n_gpus": 1, "attention": "naive", "act_profile": "megatron-te", "seq_len": 1024},
         {"name": "TPU offload unknown link", "model": "llama3-8b", "hardware": "tpu-v5p",
          "n_gpus": 8, "zero_stage": 3, "offload_optimizer": 1, "act_profile": "hf-eager"},
+        {"name": "70B NeMo dist-Adam pp4 v5 m4", "model": "llama3-70b", "hardware": "h100-sxm",
+         "n_gpus": 64, "tp": 4, "pp": 4, "pp_virtual_stages": 5, "zero_stage": 1,
+         "recipe": "nemo-distadam-bf16", "global_batch_tokens": 65536, "seq_len": 4096,
+         "sequence_parallel": 1, "recompute": "selective", "act_profile": "megatron-te"},
         {"name": "70B serve tp4", "model": "llama3-70b", "hardware": "h200", "inf_tp": 4,
          "inf_batch": 16, "kv_block_tokens": 32, "inf_collective_latency_s": 0.00002},
         {"name": "DeepSeek serve tp8 fp8", "model": "deepseek-v3", "hardware": "h200",

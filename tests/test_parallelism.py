@@ -136,6 +136,23 @@ def test_korthikanti_pipeline_first_stage_keeps_whole_model_of_activations():
     expect(r3, "mem_activations_per_gpu", flat["mem_activations_per_gpu"] * 4 / 8, rel=1e-12)
 
 
+def test_interleaved_warm_up_never_keeps_more_than_the_step_s_micro_batches():
+    """Megatron-Core (pipeline_parallel/schedules.py, get_pp_rank_microbatches): the
+    interleaved warm-up is capped at the step's m x v chunk passes, and with m = pp every
+    forward runs before the first backward: m whole-stage micro-batches, not
+    pp x (1 + (pp-1)/(pp v))."""
+    base = dict(**GPT3, n_gpus=64, tp=8, sequence_parallel=1, recompute="selective", pp=8)
+    flat = calc("GPT-3 tp8", **{**base, "pp": 1})["mem_activations_per_gpu"]
+    at_pp = calc("GPT-3 pp8 v2 m8", **base, pp_virtual_stages=2, pp_microbatches=8)
+    expect(at_pp, "mem_activations_per_gpu", flat, rel=1e-12)
+    # Between pp and pp x factor (8 x 1.4375 = 11.5): still all m = 10 micro-batches.
+    m10 = calc("GPT-3 pp8 v2 m10", **base, pp_virtual_stages=2, pp_microbatches=10)
+    expect(m10, "mem_activations_per_gpu", flat * 10 / 8, rel=1e-12)
+    # Above it: Korthikanti's factor, as before.
+    m16 = calc("GPT-3 pp8 v2 m16", **base, pp_virtual_stages=2, pp_microbatches=16)
+    expect(m16, "mem_activations_per_gpu", flat * (1 + 7 / 16), rel=1e-12)
+
+
 def test_pipeline_bubble_narayanan():
     """Narayanan et al. 2021: bubble / ideal = (p-1)/m, (p-1)/(v m) interleaved."""
     base = {"model": "llama3-70b", "n_gpus": 64, "tp": 8, "pp": 8, "pp_microbatches": 32}

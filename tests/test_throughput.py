@@ -127,6 +127,24 @@ def test_step_terms_add_up() -> None:
     )
 
 
+def test_the_loss_reads_the_logits_on_the_last_stage() -> None:
+    """The cross-entropy's HBM passes over the FP32 logits (Memory sheet), split over tp
+    and cp, m micro-batches, on the last stage: part of the pipeline's path."""
+    v = calc("8B tp2 pp2", model="llama3-8b", n_gpus=16, tp=2, pp=2, seq_len=4096,
+             global_batch_tokens=262144, elementwise_passes=6)  # fmt: skip
+    m = v["pp_microbatches_used"]
+    expected = 6 * v["mem_logits"] / 2 * m / v["hbm_bytes_per_s"]
+    assert v["step_loss_seconds"] == pytest.approx(expected, rel=1e-12), "step_loss_seconds"
+    assert v["step_microbatch_path_seconds"] == pytest.approx(
+        v["step_compute_seconds"] * v["pipeline_stage_imbalance"]
+        + v["step_loss_seconds"]
+        + v["comm_tp_exposed_seconds"]
+        + v["comm_cp_exposed_seconds"]
+        + v["comm_ep_exposed_seconds"]
+        + v["comm_pp_seconds"]
+    ), "step_microbatch_path_seconds"
+
+
 def test_fp8_speeds_up_the_gemms_only() -> None:
     base = {"model": "llama3-70b", "n_gpus": 64, "tp": 8, "sequence_parallel": 1}
     bf16 = calc("bf16", **base)
@@ -223,6 +241,17 @@ def test_narrow_gemms_run_below_the_large_gemm_rate() -> None:
     wide = calc("tp1", model="llama3-8b", n_gpus=8, tp=1)
     narrow = calc("tp8", model="llama3-8b", n_gpus=8, tp=8)
     assert narrow["gemm_efficiency"] < wide["gemm_efficiency"]
+
+
+def test_context_parallel_attention_runs_on_one_of_2cp_chunks() -> None:
+    """Megatron-LM's get_batch_on_this_cp_rank (and The Llama 3 Herd of Models, 3.3.2)
+    cut the sequence into 2 x cp chunks, two per rank: each kernel sees s / (2 cp)."""
+    base = dict(model="llama3-8b", n_gpus=8, seq_len=8192)
+    whole = calc("cp1", **base)
+    split = calc("cp2", **base, cp=2)
+    assert whole["attn_kernel_seq"] == 8192, "cp1: attn_kernel_seq"
+    assert split["attn_kernel_seq"] == 8192 / 4, "cp2: attn_kernel_seq"
+    assert split["attn_efficiency"] < whole["attn_efficiency"], "cp2: attn_efficiency"
 
 
 # --- One clock -------------------------------------------------------------------

@@ -24,7 +24,12 @@ with dropout and naive attention this is s b h (10 + 24/t + 5as/(ht)) without
 and s b h (34/t + 5as/(ht)) with sequence parallelism.  Context parallelism
 divides the sequence.  A 1F1B first stage keeps min(pp, m) micro-batches of its
 L/pp layers in flight; interleaving (v > 1) multiplies that by 1 + (pp-1)/(pp v)
-(Korthikanti et al. 2022, section 4.2.3, after Narayanan et al. 2021).
+(Korthikanti et al. 2022, section 4.2.3, after Narayanan et al. 2021), and never
+past the step's m micro-batches: Megatron-Core's interleaved warm-up on the first
+stage is 2(pp-1) + (v-1)pp + 1 chunk passes (= pp (1 + (pp-1)/(pp v)) whole-stage
+micro-batches), capped at the m v chunk passes of the step, and with m = pp every
+forward pass runs before the first backward (Megatron-LM megatron/core/
+pipeline_parallel/schedules.py, get_pp_rank_microbatches).
 
 Communication per optimizer step per GPU: ``communication.py``.
 
@@ -229,7 +234,8 @@ def _activations(
             kept_stage += naive * k["layers_per_stage"] * scores_layer
         working = 0
     final_gpu = mem["mem_act_final"] / (sp_div * cp) if pp == 1 else 0
-    in_flight = k["micro_batches_in_flight"] * k["interleave_factor"]
+    # Never more than the step's m micro-batches (Megatron-Core caps the warm-up at them).
+    in_flight = min(k["micro_batches_in_flight"] * k["interleave_factor"], k["_microbatches"])
     return {
         "_recompute_share": share,
         "act_values_unsplit": unsplit,

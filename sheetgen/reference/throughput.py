@@ -16,15 +16,26 @@ step's FLOPs):
                fill the chip's tiles and waves runs below the large-GEMM rate
                (NVIDIA, Matrix Multiplication Background User's Guide).
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
-               e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s / cp: flash
-               attention gets faster with longer sequences (Dao 2023,
-               FlashAttention-2; Shah et al. 2024, FlashAttention-3: their
-               benchmarks by sequence length).
+               e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
+               under context parallelism: flash attention gets faster with longer
+               sequences (Dao 2023, FlashAttention-2; Shah et al. 2024,
+               FlashAttention-3: their benchmarks by sequence length), and context
+               parallelism cuts the sequence into 2 cp chunks, two per rank, so
+               that causal attention's work is balanced; each kernel call runs one
+               chunk's queries (Megatron-LM get_batch_on_this_cp_rank, which
+               Transformer Engine's ring attention runs on; The Llama 3 Herd of
+               Models, section 3.3.2: 2 x CP chunks).
   elementwise  t_elem = passes x (1 + share recomputed / 3) x the stage's
                activation bytes per step / HBM bandwidth: norms, activations,
-               dropout, residuals and the loss read and write the tensors the
-               Memory sheet counts; `elementwise_passes` HBM passes over them
-               per forward + backward.
+               dropout and residuals read and write the tensors the Memory sheet
+               counts; `elementwise_passes` HBM passes over them per forward +
+               backward.
+  loss         t_loss = passes x the FP32 logits per micro-batch / (tp x cp) x m /
+               HBM bandwidth, on the last stage only: the softmax cross-entropy
+               reads and writes the logits the Memory sheet counts (logits_bytes,
+               Tazi et al. 2025, The Ultra-Scale Playbook, 'Memory for
+               activations'; Megatron-LM's vocab-parallel cross-entropy works on
+               each tensor-parallel rank's vocabulary slice).
   optimizer    t_opt = 2 x static bytes per GPU / HBM bandwidth (the update
                reads and writes every state the GPU keeps once per step).
   per micro-batch communication, exposed share: tensor parallel
@@ -36,7 +47,7 @@ step's FLOPs):
                head) / (layers + head) in hardware FLOPs per token (1 at pp = 1;
                The Llama 3 Herd of Models, section 3.3.2, balances it by removing
                layers from the first and last stages).
-  pipeline     (compute x imbalance + exposed micro-batch communication) x (1 +
+  pipeline     (compute x imbalance + loss + exposed micro-batch communication) x (1 +
                (pp - 1) / (v x m)) (Narayanan et al. 2021, section 2.2.2).
   data parallel  gradient reduce-scatter / all-gather overlap the backward and
                forward except the last bucket: exposed = max(t_dp - window,
@@ -87,7 +98,9 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     t_head = head_hw * tokens / n / (hw.peak_bf16_tflops * TERA * head_eff)
     gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw
     t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head
-    attn_seq = run.seq_len / run.cp
+    # Context parallelism splits the sequence into 2 cp chunks (two per rank, for the
+    # causal load balance); each attention kernel works on one chunk's queries.
+    attn_seq = run.seq_len / (2 * run.cp if run.cp > 1 else 1)
     attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
     t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
 
@@ -104,8 +117,17 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     # The last stage also runs the LM head: the pipeline moves at its pace.
     layers_hw = f["flops_hw_per_token"] - head_hw
     imbalance = (layers_hw + run.pp * head_hw) / (layers_hw + head_hw)
+    # The loss (softmax cross-entropy over the FP32 logits the Memory sheet counts, split
+    # over tp and cp) runs on the last stage only: the same HBM passes per value.
+    logits_gpu = run.logits_bytes * run.seq_len * run.micro_batch * m.vocab_size
+    t_loss = run.elementwise_passes * logits_gpu / (run.tp * run.cp) * mb / hbm
     per_microbatch = (
-        t_compute * imbalance + tp_exposed + cp_exposed + ep_exposed + lay["comm_pp_seconds"]
+        t_compute * imbalance
+        + t_loss
+        + tp_exposed
+        + cp_exposed
+        + ep_exposed
+        + lay["comm_pp_seconds"]
     )
     bubble_ratio = (run.pp - 1) / (run.pp_virtual_stages * mb)
     t_pipeline = per_microbatch * (1 + bubble_ratio)
@@ -138,6 +160,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "comm_cp_exposed_seconds": cp_exposed,
         "comm_ep_exposed_seconds": ep_exposed,
         "pipeline_stage_imbalance": imbalance,
+        "step_loss_seconds": t_loss,
         "step_microbatch_path_seconds": per_microbatch,
         "pipeline_bubble_ratio": bubble_ratio,
         "step_pipeline_seconds": t_pipeline,
