@@ -140,9 +140,10 @@ def _row(doc: dict[str, Any], where: str) -> Row:
 
 @cache
 def _repeat_counts() -> dict[str, int]:
-    from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
+    from sheetgen.run_fields import FISCAL_YEAR_SLOTS, HARDWARE_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
 
     return {
+        "HARDWARE_SLOTS": HARDWARE_SLOTS,
         "MONTH_SLOTS": MONTH_SLOTS,
         "QUARTER_SLOTS": QUARTER_SLOTS,
         "FISCAL_YEAR_SLOTS": FISCAL_YEAR_SLOTS,
