@@ -61,7 +61,9 @@ def test_sheet_lists_every_preset_and_a_team_preset_with_formulas(env_team, tmp_
     ws = openpyxl.load_workbook(path)["Hardware"]
     cached = openpyxl.load_workbook(path, data_only=True)["Hardware"]
     rows = hardware_rows(path)
-    names = {cached.cell(row=rows[f"hw_name_{n}"], column=4).value for n in range(1, 21)}
+    names = {
+        cached.cell(row=rows[f"hw_name_{n}"], column=4).value for n in range(1, HARDWARE_SLOTS + 1)
+    }
     expected = {hw.name for hw in presets.hardware().values()}
     assert "Reserved H100 cluster" in expected and len(expected) >= 13
     assert expected <= names, f"missing on the Hardware sheet: {sorted(expected - names)}"
