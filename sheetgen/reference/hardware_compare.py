@@ -13,10 +13,11 @@ For the accelerator in slot n, with everything else of the scenario unchanged:
               HBM bandwidth (memory-bound work, optimizer step), link bandwidths
               (tensor, context, expert, data and pipeline traffic; a group stays in a
               node exactly as on the Parallelism sheet) and host link
-  days        layout clock: the Summary's plan days (``plan_days_wall``) of the
-              scenario moved to that accelerator, i.e. plan days x step time there /
-              step time here; typed or measured clock: the MFU used carries over, so
-              plan days x this peak / that peak (the peak ``peak_dtype`` names)
+  days        the Summary's plan days (``plan_days_wall``) of the scenario moved to
+              that accelerator: plan days x (peak x MFU used) here / (peak x MFU) there,
+              the peak ``peak_dtype`` names; layout clock: the MFU there is the step
+              model's on the moved scenario (in the workbook: plan days x step time
+              there / step time here); typed or measured: the MFU used carries over
   price       the scenario's own accelerator: the GPU-hour price the budget uses
               (Inputs); another: its Presets price for the chosen basis (on-demand
               or reserved) when the row has one, else the scenario's price
@@ -38,6 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 from sheetgen.reference.budget import budget
+from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.parallelism import predicted
 from sheetgen.reference.schedule import gpu_price_used
@@ -102,7 +104,7 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
     slots = []
     for n in range(1, HARDWARE_SLOTS + 1):
         offer = offers[n - 1] if n <= len(offers) else None
-        slot = _slot(s, offer, own, plan, f["peak_flops"])
+        slot = _slot(s, offer, own, plan, f["peak_flops"], clock(s)["mfu_achieved"])
         slots.append(slot)
         out[f"hw_slot_{n}"] = n
         out.update({f"hw_{k}_{n}": v for k, v in slot.items()})
@@ -119,7 +121,7 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
 
 
 def _slot(
-    s: Scenario, offer: Offer | None, own: dict, plan: dict, peak_here: float
+    s: Scenario, offer: Offer | None, own: dict, plan: dict, peak_here: float, mfu_here: float
 ) -> dict[str, Any]:
     keys = (
         "id name runs price mem_usable fits gemm_seconds attn_seconds compute_seconds "
@@ -165,10 +167,12 @@ def _slot(
         dp_exposed_seconds=lay["comm_dp_exposed_seconds"],
         step_seconds=lay["step_seconds_predicted"],
     )
-    if run.mfu_source == "layout":
-        days = budget(moved)["plan_days_wall"]
-    else:
-        days = plan["plan_days_wall"] * peak_here / flops(moved)["peak_flops"]
+    # Plan days are FLOPs / (GPUs x peak x MFU used) / goodput, phase by phase with one
+    # MFU: moved, they scale by peak x MFU here / peak x MFU there.  The layout clock's
+    # MFU there is the reference clock's on the moved scenario; typed or measured, the
+    # MFU used carries over.
+    mfu_there = clock(moved)["mfu_achieved"] if run.mfu_source == "layout" else mfu_here
+    days = plan["plan_days_wall"] * peak_here * mfu_here / (flops(moved)["peak_flops"] * mfu_there)
     gpu_hours = run.n_gpus * HOURS_PER_DAY * days
     energy = hw.tdp_w * gpu_hours * run.pue / WATTS_PER_KW
     billed = energy * run.electricity_price_per_kwh * (1 - run.price_includes_power)
