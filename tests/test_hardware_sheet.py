@@ -36,7 +36,7 @@ def env_team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SHEETGEN_PRESETS", str(root))
     presets.clear_caches()
     yield root
-    monkeypatch.delenv("SHEETGEN_PRESETS")
+    monkeypatch.delenv("SHEETGEN_PRESETS", raising=False)
     presets.clear_caches()
 
 
