@@ -170,3 +170,29 @@ def test_team_workbook_checks_clean_in_libreoffice_without_the_team_folder(
     report = check_workbook(path, engine="libreoffice", timeout=240)
     hardware = [f for f in report.problems if f.sheet == "Hardware"]
     assert not hardware, hardware[:5]
+
+
+def test_an_unfinished_custom_row_breaks_nothing(tmp_path: Path) -> None:
+    """A user typing a new accelerator into an empty Presets row, id first: its slot
+    shows the id and does not run; no error value reaches the checks."""
+    import openpyxl
+    from helpers import is_error
+
+    s = load_scenarios(ROOT / "presets/scenarios/default.yaml")[0]
+    path = write_workbook([s], tmp_path / "custom.xlsx")
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Presets"]
+    head = next(r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value == "id"
+                and ws.cell(row=r, column=3).value == "peak_bf16_tflops")  # fmt: skip
+    empty = next(r for r in range(head + 1, head + 1 + HARDWARE_SLOTS)
+                 if ws.cell(row=r, column=1).value is None)  # fmt: skip
+    ws.cell(row=empty, column=1).value = "my-chip"
+    wb.save(path)
+    values = recalc_pycel(path)
+    n = empty - head
+    assert values[("Hardware", f"hw_id_{n}", s.name)] == "my-chip"
+    assert values[("Hardware", f"hw_runs_{n}", s.name)] == 0
+    assert values[("Hardware", f"hw_rank_{n}", s.name)] == "–"
+    errors = {k: v for k, v in values.items() if is_error(v)}
+    assert not errors, list(errors.items())[:5]
+    assert values[("Checks", "chk_no_errors", s.name)] == 1

@@ -7,7 +7,8 @@ For the accelerator in slot n, with everything else of the scenario unchanged:
 
   fits        the layout's calibrated peak per GPU (Parallelism sheet, hardware-free)
               <= that accelerator's memory x (1 - headroom)
-  runs        the peak the clock refers to exists: an FP8 plan needs an FP8 peak
+  runs        the row is complete (peaks, memory, bandwidths, efficiencies above 0)
+              and an FP8 plan has an FP8 peak and efficiency there
   step time   the Parallelism sheet's step-time model (``throughput.step_model``) with
               that accelerator's GEMM peak and efficiency curve, attention efficiency,
               HBM bandwidth (memory-bound work, optimizer step), link bandwidths
@@ -132,7 +133,9 @@ def _slot(
     hw, on_demand, reserved = offer
     run = s.run
     fp8 = run.peak_dtype == "fp8"
-    runs = int(not (fp8 and hw.peak_fp8_tflops <= 0))
+    needed = (hw.peak_bf16_tflops, hw.mem_gb, hw.hbm_tbps, hw.intra_node_gb_per_s)
+    needed += (hw.inter_node_gb_per_s, hw.gemm_eff_bf16, hw.attn_eff)
+    runs = int(min(needed) > 0 and not (fp8 and min(hw.peak_fp8_tflops, hw.gemm_eff_fp8) <= 0))
     usable = hw.mem_gb * GIGA * (1 - run.mem_headroom)
     fits = int(own["mem_total_calibrated"] <= usable)
     if hw.id.casefold() == s.hardware.id.casefold():
