@@ -78,6 +78,23 @@ def catalog(s: Scenario) -> tuple[Offer, ...]:
     return (*offers, (s.hardware, 0.0, 0.0))
 
 
+def hardware_table(scenarios: list[Scenario]) -> tuple[Offer, ...]:
+    """The hardware table a workbook of these scenarios holds: each one's catalog, in
+    order, the first row of each id kept."""
+    offers: dict[str, Offer] = {}
+    for s in scenarios:
+        for offer in catalog(s):
+            offers.setdefault(offer[0].id, offer)
+    return tuple(offers.values())
+
+
+def with_hardware_table(scenarios: list[Scenario]) -> list[Scenario]:
+    """The scenarios, each with the whole table attached (``Tables.hardware``): scenarios
+    that share a workbook (or a scenario file) compare the same accelerators."""
+    offers = hardware_table(scenarios)
+    return [replace(s, tables=replace(s.tables, hardware=offers)) for s in scenarios]
+
+
 def hardware_compare(s: Scenario) -> dict[str, float | str]:
     """The Hardware sheet's keys (a fresh dict)."""
     return dict(_compare(s, catalog(s)))

@@ -79,27 +79,25 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
 
 
 def hardware_offers(scenarios: list[Scenario]) -> tuple:
-    """The Presets hardware table: every scenario's catalog (``hardware_compare.catalog``:
-    the presets or the workbook's table, then its own accelerator), in order, one row
-    per id.  More rows than the Hardware sheet has slots is one line, exit code 2."""
+    """The Presets hardware table (``hardware_compare.hardware_table``: the presets or the
+    workbook's table, then the scenarios' own accelerators).  Two accelerators of one id
+    are refused; more rows than the Hardware sheet has slots is one line, exit code 2."""
     from sheetgen.errors import SheetgenError
-    from sheetgen.reference.hardware_compare import catalog
+    from sheetgen.reference.hardware_compare import hardware_table
     from sheetgen.run_fields import HARDWARE_SLOTS
 
-    offers: dict[str, tuple] = {}
+    offers = hardware_table(scenarios)
+    by_id = {hw.id: hw for hw, _, _ in offers}
     for s in scenarios:
-        for offer in catalog(s):
-            hw = offer[0]
-            if offers.get(hw.id, offer)[0] != hw:
-                raise ValueError(f"two different accelerators share the id {hw.id!r}")
-            offers.setdefault(hw.id, offer)
+        if by_id[s.hardware.id] != s.hardware:
+            raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
     if len(offers) > HARDWARE_SLOTS:
         raise SheetgenError(
             "hardware presets",
             f"{len(offers)} accelerators (presets, team presets and the scenarios' own); the "
             f"Hardware sheet compares at most {HARDWARE_SLOTS}: remove some from the team folder",
         )
-    return tuple(offers.values())
+    return offers
 
 
 def _origin_note(origin: str | None, is_preset: bool) -> str:
