@@ -269,8 +269,7 @@ def write_sheet(
         last_row = _last_summary_row(t) or row_no - 1
         printing.page_setup(ws, t.title, fit_page=True, title_rows=f"{HEADER_ROW}:{HEADER_ROW}")
     else:
-        # A detail sheet's "Engineering detail" block (the Hardware sheet's) does not print.
-        last_col, last_row = ncols, _last_summary_row(t) or row_no - 1
+        last_col, last_row = ncols, row_no - 1
         printing.page_setup(ws, t.title, title_rows=f"{HEADER_ROW}:{HEADER_ROW}", title_cols="B:C")
     printing.wrap_across(ws, 2, 2, words_col - 1, widths[1 : words_col - 1])
     ws.print_area = f"B1:{get_column_letter(last_col)}{last_row}"
@@ -280,8 +279,7 @@ def write_sheet(
 
 
 def _last_summary_row(t: SheetTemplate) -> int | None:
-    """The row above a sheet's engineering block (which does not print): the Summary's,
-    the Hardware sheet's."""
+    """The Summary row above its engineering block (which does not print)."""
     for k, r in enumerate(t.rows):
         if r.section and r.label.startswith("Engineering detail"):
             return FIRST_ROW + k - 1
