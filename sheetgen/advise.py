@@ -106,6 +106,8 @@ class Search:
     fitting: int = 0
     rejected: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    # The accelerators searched when more than one (advise --hardware all).
+    accelerators: tuple[str, ...] = ()
 
     @property
     def rate(self) -> float:

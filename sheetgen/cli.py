@@ -425,6 +425,8 @@ def advise_cmd(
 
     Give --model, --hardware, --tokens and one of --gpus N, --deadline DAYS or
     --budget USD (plus any run flags: --seq-len, --global-batch-tokens, ...).
+    --hardware all searches every accelerator preset (shipped and --presets) and
+    ranks their plans together, each naming its accelerator.
     """
     from sheetgen.advise import Goal, search
     from sheetgen.tables import advise_frame, advise_summary, render
@@ -451,12 +453,26 @@ def advise_cmd(
     if write is not None:
         out = safe_write.target(write, "plans.yaml", field="--write", force=force)
     given = {k: v for k, v in flags.items() if v is not None and k != "scenario_name"}
+    every = flags.get("hardware") == "all"  # advise --hardware all: every accelerator preset
+    if every:
+        from sheetgen import presets
+
+        ids = list(presets.hardware())
+        flags = {**flags, "hardware": ids[0]}
     base = scenarios_from_args(None, flags)[0]
     goal = Goal(
         gpus=base.run.n_gpus if flags.get("n_gpus") is not None else None,
         deadline_days=deadline, budget_usd=budget, max_gpus=max_gpus,
     )  # fmt: skip
-    result = search(base, goal, top=top, progress=_progress_bar())
+    if every:
+        from sheetgen.advise_hardware import search_all_hardware
+
+        def on(hw_id: str) -> Any:
+            return scenarios_from_args(None, {**flags, "hardware": hw_id})[0]
+
+        result = search_all_hardware(on, ids, goal, top=top, progress=_progress_bar())
+    else:
+        result = search(base, goal, top=top, progress=_progress_bar())
     click.echo(advise_summary(result), err=fmt != "table")
     if not result.plans:
         raise SheetgenError("advise", "no layout fits and meets the goal; see the counts above")

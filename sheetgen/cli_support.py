@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from sheetgen.cli_once import OnceCommand
 from sheetgen.errors import SheetgenError, one_line
 
 # One-scenario flags, one per scalar run setting of the registry (sheetgen.run_fields
@@ -226,8 +227,12 @@ _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 class OneLineGroup(click.Group):
-    """Usage errors (unknown option, bad choice, missing argument) end in one line on
-    stderr and exit code 2, like every other bad input."""
+    """Usage errors (unknown option, bad choice, missing argument, a single-value flag
+    given twice: ``cli_once``) end in one line on stderr and exit code 2, like every
+    other bad input.  Its commands and subgroups are built the same way."""
+
+    command_class = OnceCommand
+    group_class = type
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False

@@ -36,6 +36,9 @@ MONTH_SLOTS = 36
 # Spend by month (issue 11): fiscal quarters and years the month rows can touch.
 QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
 FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
+# Accelerators the Hardware sheet compares (issue 22): one slot per row of the Presets
+# hardware table, which has this many rows (presets first, the rest empty custom rows).
+HARDWARE_SLOTS = 20  # the 12 shipped presets and 8 rows for a team's or your own
 # The step-time model's calibrated run inputs and the MFU range's width: fitted and
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
 ELEMENTWISE_PASSES = 12.0

@@ -358,10 +358,16 @@ def _resolve_ranges(run: Run) -> None:
 
 @dataclass(frozen=True)
 class Tables:
-    """Lookup tables every scenario shares: recipes and bytes per dtype."""
+    """Lookup tables every scenario shares: recipes and bytes per dtype.
+
+    ``hardware``: the Presets hardware table the Hardware sheet compares, as
+    ``(Hardware, on-demand price, reserved price)`` (0: the preset carries no price);
+    empty means the presets loaded when computing (``reference.hardware_compare``).
+    Not compared: a scenario is the same plan whichever accelerators sit beside it."""
 
     recipes: tuple[Recipe, ...]
     dtype_bytes: tuple[tuple[str, float], ...]
+    hardware: tuple[tuple[Hardware, float, float], ...] = dataclass_field(default=(), compare=False)
 
     def recipe(self, recipe_id: str) -> Recipe:
         for r in self.recipes:

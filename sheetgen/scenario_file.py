@@ -177,6 +177,10 @@ def load_scenarios_text(text: str, source: str = "<scenarios>") -> list[Scenario
         raise SheetgenError(f"{source}: scenarios", "must be a non-empty list of scenarios")
     check_scenario_count(len(items), f"{source}: scenarios")
     scenarios = unique_custom_ids([scenario_from_dict(item, i + 1) for i, item in enumerate(items)])
+    # One file, one workbook: every scenario compares the same accelerators (Hardware sheet).
+    from sheetgen.reference.hardware_compare import with_hardware_table
+
+    scenarios = with_hardware_table(scenarios)
     names = [s.name for s in scenarios]
     seen: set[str] = set()
     for n in names:

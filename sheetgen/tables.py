@@ -228,6 +228,7 @@ def advise_frame(result: Any) -> pd.DataFrame:
         rows.append(
             {
                 "rank": i + 1,
+                **({"accelerator": plan.scenario.hardware.id} if result.accelerators else {}),
                 "gpus": plan.scenario.run.n_gpus,
                 "layout": layout_label(plan.layout()),
                 "mem_per_gpu_gb": round(v["mem_total_per_gpu"] / 1e9, 1),
@@ -248,6 +249,8 @@ def advise_summary(result: Any) -> str:
     rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
     counts = result.gpu_counts
     on = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    kinds = result.accelerators
+    on += f" x {len(kinds)} accelerators" if kinds else ""
     return (
         f"searched {result.candidates:,} layouts on {on} GPUs in {result.seconds:.2f}s "
         f"({result.rate:,.0f}/s); {result.fitting:,} fit"

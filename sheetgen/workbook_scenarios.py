@@ -64,6 +64,7 @@ def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> 
         recipes = workbook_tables.recipes(data.tables["recipes"], where)
         dtypes = workbook_tables.dtypes(data.tables.get("dtypes", []), where)
         tables = Tables(recipes=recipes, dtype_bytes=dtypes or tables.dtype_bytes)
+    tables = _with_hardware_table(tables, hardware, where)
     scenarios: list = []
     first_col: dict[str, str] = {}
     for i, (name, item) in enumerate(zip(data.names, data.values, strict=True)):
@@ -91,6 +92,19 @@ def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> 
         except SheetgenError as e:
             scenarios.append(e)
     return scenarios
+
+
+def _with_hardware_table(tables: Any, hardware: dict, where: str) -> Any:
+    """``tables`` with the workbook's hardware table (and prices) the Hardware sheet reads."""
+    from dataclasses import replace
+
+    from sheetgen import presets, workbook_tables
+    from sheetgen.scenario_parse import make_hardware
+
+    def make(row: dict) -> Any:
+        return _table_preset(row, make_hardware, presets.hardware(), "hardware", where)
+
+    return replace(tables, hardware=workbook_tables.hardware_offers(hardware, make))
 
 
 def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, at: str):

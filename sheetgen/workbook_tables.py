@@ -19,6 +19,9 @@ from typing import Any
 from sheetgen.errors import SheetgenError, short
 
 ROW = "_row"
+# Hardware-table columns that are not Hardware fields: the prices (the Hardware sheet's).
+PRICE_COLUMNS = ("price_per_gpu_hour", "price_per_gpu_hour_reserved")
+NOT_FIELDS = (ROW, *PRICE_COLUMNS)
 # A byte count per value or per parameter above this is not a number format.
 MAX_BYTES = 64
 
@@ -107,7 +110,7 @@ def dtypes(rows: list[dict[str, Any]], where: str) -> tuple:
 
 def preset(row: dict[str, Any], make: Any, table: str, where: str) -> Any:
     """A Model or Hardware from its row; a bad field names its cell."""
-    spec = {k: _clean(v) for k, v in row.items() if v is not None and k != ROW}
+    spec = {k: _clean(v) for k, v in row.items() if v is not None and k not in NOT_FIELDS}
     prefix = f"{table} {short(row.get('id'), 40)}"
     try:
         return make(spec, prefix)
@@ -120,3 +123,23 @@ def _clean(v: Any) -> Any:
     if isinstance(v, float) and v.is_integer():
         return int(v)
     return v
+
+
+def hardware_offers(rows: dict[str, dict[str, Any]], make_preset: Any) -> tuple:
+    """The hardware table as the Hardware sheet compares it: ``(Hardware, on-demand price,
+    reserved price)`` per row ``make_preset`` accepts (a row it refuses is left out: the
+    Hardware sheet's formulas still show it, and ``check`` reports the difference).  A
+    price that is not a number from 0 is 0, as the sheet's ``> 0`` test treats it."""
+    out = []
+    for row in rows.values():
+        try:
+            hw = make_preset(row)
+        except SheetgenError:
+            continue
+        out.append((hw, *(_price(row.get(k)) for k in PRICE_COLUMNS)))
+    return tuple(out)
+
+
+def _price(v: Any) -> float:
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    return float(v) if ok else 0.0

@@ -15,6 +15,7 @@ from sheetgen.reference.checks import checks
 from sheetgen.reference.clock import clock
 from sheetgen.reference.finetune import finetune
 from sheetgen.reference.flops import flops, mfu_from_throughput, throughput_from_mfu
+from sheetgen.reference.hardware_compare import hardware_compare
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import KeyValues, inputs
 from sheetgen.reference.kv_cache import kv_cache
@@ -57,7 +58,9 @@ def compute(s: Scenario) -> KeyValues:
     Scenarios are frozen, so each distinct one is computed once per process: the
     workbook's cached values and ``generate``'s summary share one computation.
     """
-    return dict(_compute(s))
+    # The Hardware sheet also depends on the accelerators listed beside the scenario
+    # (``Tables.hardware``, not part of a scenario's identity): computed apart.
+    return {**_compute(s), **hardware_compare(s)}
 
 
 @lru_cache(maxsize=1024)
@@ -79,6 +82,7 @@ __all__ = [
     "checks",
     "finetune",
     "flops",
+    "hardware_compare",
     "inference",
     "inputs",
     "kv_cache",

@@ -27,7 +27,7 @@ from sheetgen.workbook.layout import (
     list_name,
     plan_layout,
 )
-from sheetgen.workbook.presets_sheet import preset_rows, write_presets_sheet
+from sheetgen.workbook.presets_sheet import preset_rows, with_hardware_table, write_presets_sheet
 from sheetgen.workbook.styles import TITLE_LOOK, _style_header
 from sheetgen.workbook.templates import TABLE_RE, Row, SheetTemplate
 
@@ -320,6 +320,7 @@ def build(
 
     templates = load_templates()
     table_rows = preset_rows(scenarios)
+    scenarios = with_hardware_table(scenarios)
     n_presets = {t: len(r) for t, r in table_rows.items()}
     layout = plan_layout(templates, len(scenarios), n_presets)
     check_scenario_count(len(scenarios), "scenarios")

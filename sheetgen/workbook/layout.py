@@ -39,12 +39,14 @@ PRESETS_SHEET = "Presets"
 # Stands for the scenario's column letter in a formula translated once per row; a
 # control character, so never part of a formula (sheetgen refuses them in text).
 COLUMN = "\x00"
-CUSTOM_ROWS = {"models": 5, "hardware": 3}
+CUSTOM_ROWS = {"models": 5}
 
 # Lookup tables on the Presets sheet: table -> column names (first is the id).
 # The model table's columns are the Model dataclass's fields, in their order.
 MODEL_COLUMNS = tuple(f.name for f in fields(Model) if f.name not in ("source", "params_published"))
-HARDWARE_COLUMNS = ("id", "name", *HARDWARE_FIELDS)
+# A preset's GPU-hour prices (blank when it carries none): the Hardware sheet ranks by them.
+HARDWARE_PRICE_COLUMNS = ("price_per_gpu_hour", "price_per_gpu_hour_reserved")
+HARDWARE_COLUMNS = ("id", "name", *HARDWARE_FIELDS, *HARDWARE_PRICE_COLUMNS)
 RECIPE_COLUMNS = (
     "id",
     "name",
@@ -152,10 +154,14 @@ def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_preset
             row += 1
         layout.sheet_rows[t.sheet] = (FIRST_ROW, row - 1)
     # Presets: tables stacked vertically, each: title row, header row, data rows, blank row.
+    from sheetgen.run_fields import HARDWARE_SLOTS
+
     row = 4
     for table in TABLE_COLUMNS:
         first = row + 2
-        last = first + n_presets[table] + CUSTOM_ROWS.get(table, 0) - 1
+        # The hardware table has one row per Hardware-sheet slot: presets, then custom rows.
+        count = HARDWARE_SLOTS if table == "hardware" else n_presets[table]
+        last = first + max(count, n_presets[table]) + CUSTOM_ROWS.get(table, 0) - 1
         layout.tables[table] = (first, last)
         row = last + 2
     return layout

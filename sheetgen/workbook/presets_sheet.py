@@ -44,31 +44,30 @@ BOLD_LOOK = styles.look(font={"bold": True})
 
 def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], str]]]:
     """Rows of the four Presets tables: the presets, then any custom model or
-    hardware the scenarios define (so their INDEX/MATCH lookups find them)."""
+    hardware the scenarios define (so their INDEX/MATCH lookups find them).  The
+    hardware rows are ``hardware_offers(scenarios)``, with their prices."""
     from sheetgen import presets
 
     models = dict(presets.models())
-    hardware = dict(presets.hardware())
     for s in scenarios:
         if models.get(s.model.id) not in (None, s.model):
             raise ValueError(f"two different models share the id {s.model.id!r}")
         models.setdefault(s.model.id, s.model)
-        if hardware.get(s.hardware.id) not in (None, s.hardware):
-            raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
-        hardware.setdefault(s.hardware.id, s.hardware)
     rows: dict[str, list[tuple[list[Any], str]]] = {t: [] for t in TABLE_COLUMNS}
     model_origin, hw_origin = presets.origins("models"), presets.origins("hardware")
     for m in models.values():
         source = m.source or "custom model from the scenario file"
         source = _origin_note(model_origin.get(m.id), presets.models().get(m.id) == m) + source
         rows["models"].append(([getattr(m, c) for c in MODEL_COLUMNS], source))
-    for hw in hardware.values():
+    for hw, on_demand, reserved in hardware_offers(scenarios):
         src = (
             "; ".join(f"{k}: {v}" for k, v in hw.sources)
             or "custom hardware from the scenario file"
         )
         src = _origin_note(hw_origin.get(hw.id), presets.hardware().get(hw.id) == hw) + src
-        rows["hardware"].append(([getattr(hw, c) for c in HARDWARE_COLUMNS], src))
+        prices = {"price_per_gpu_hour": on_demand, "price_per_gpu_hour_reserved": reserved}
+        values = [prices[c] or None if c in prices else getattr(hw, c) for c in HARDWARE_COLUMNS]
+        rows["hardware"].append((values, src))
     tsrc = presets.table_sources()
     for r in presets.tables().recipes:
         rows["recipes"].append(
@@ -77,6 +76,28 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[tuple[list[Any], st
     for name, nbytes in presets.tables().dtype_bytes:
         rows["dtypes"].append(([name, nbytes], tsrc["dtypes"]))
     return rows
+
+
+def hardware_offers(scenarios: list[Scenario]) -> tuple:
+    """The Presets hardware table (``hardware_compare.hardware_table``: the presets or the
+    workbook's table, then the scenarios' own accelerators).  Two accelerators of one id
+    are refused; more rows than the Hardware sheet has slots is one line, exit code 2."""
+    from sheetgen.errors import SheetgenError
+    from sheetgen.reference.hardware_compare import hardware_table
+    from sheetgen.run_fields import HARDWARE_SLOTS
+
+    offers = hardware_table(scenarios)
+    by_id = {hw.id: hw for hw, _, _ in offers}
+    for s in scenarios:
+        if by_id[s.hardware.id] != s.hardware:
+            raise ValueError(f"two different accelerators share the id {s.hardware.id!r}")
+    if len(offers) > HARDWARE_SLOTS:
+        raise SheetgenError(
+            "hardware presets",
+            f"{len(offers)} accelerators (presets, team presets and the scenarios' own); the "
+            f"Hardware sheet compares at most {HARDWARE_SLOTS}: remove some from the team folder",
+        )
+    return offers
 
 
 def _origin_note(origin: str | None, is_preset: bool) -> str:
@@ -133,3 +154,12 @@ def write_presets_sheet(
     # Paginated across, the id and name columns repeated; sources wrap in wide columns.
     printing.page_setup(ws, "Presets", title_cols="A:B")
     ws.print_area = f"A1:{get_column_letter(widest + 1)}{ws.max_row}"
+
+
+def with_hardware_table(scenarios: list[Scenario]) -> list[Scenario]:
+    """The scenarios with the workbook's whole hardware table attached (``Tables.hardware``),
+    so each scenario's Hardware sheet reference sees every row the workbook lists."""
+    from dataclasses import replace
+
+    offers = hardware_offers(scenarios)
+    return [replace(s, tables=replace(s.tables, hardware=offers)) for s in scenarios]

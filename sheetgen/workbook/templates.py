@@ -140,9 +140,16 @@ def _row(doc: dict[str, Any], where: str) -> Row:
 
 @cache
 def _repeat_counts() -> dict[str, int]:
-    from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS, SERVE_TP_SLOTS
+    from sheetgen.run_fields import (
+        FISCAL_YEAR_SLOTS,
+        HARDWARE_SLOTS,
+        MONTH_SLOTS,
+        QUARTER_SLOTS,
+        SERVE_TP_SLOTS,
+    )
 
     return {
+        "HARDWARE_SLOTS": HARDWARE_SLOTS,
         "SERVE_TP_SLOTS": SERVE_TP_SLOTS,
         "MONTH_SLOTS": MONTH_SLOTS,
         "QUARTER_SLOTS": QUARTER_SLOTS,
