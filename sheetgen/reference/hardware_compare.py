@@ -106,10 +106,13 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
     own = predicted(s)
     plan = budget(s)
     f = flops(s)
+    per_gpu_step = run.global_batch_tokens / run.n_gpus
+    head = 3 * f["flops_fwd_lm_head"]  # the LM head's forward and backward, kept BF16
+    node, tp, cp, dp = run.gpus_per_node, run.tp, run.cp, run.dp
     out: dict[str, Any] = {
-        "hwc_gemm_flops_gpu_step": (f["flops_hw_per_token"] - f["flops_attn_hw_per_token"])
-        * run.global_batch_tokens
-        / run.n_gpus,
+        "hwc_gemm_flops_gpu_step": (f["flops_hw_per_token"] - f["flops_attn_hw_per_token"] - head)
+        * per_gpu_step,
+        "hwc_head_flops_gpu_step": head * per_gpu_step,
         "hwc_attn_flops_gpu_step": f["flops_attn_hw_per_token"]
         * run.global_batch_tokens
         / run.n_gpus,
@@ -118,6 +121,12 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
         "hwc_ep_in_node": int(run.tp * run.cp * run.ep <= run.gpus_per_node),
         "hwc_dp_in_node": int(run.tp * run.cp * run.dp <= run.gpus_per_node),
         "hwc_pp_in_node": int(run.dp * run.tp * run.pp * run.cp <= run.gpus_per_node),
+        # Across nodes each of a group's ranks in a node drives its own NIC.
+        "hwc_tp_nic_ranks": max(1, node / 1),
+        "hwc_cp_nic_ranks": max(1, node / tp),
+        "hwc_ep_nic_ranks": max(1, node / (tp * cp)),
+        "hwc_dp_nic_ranks": max(1, node / (tp * cp)),
+        "hwc_pp_nic_ranks": max(1, node / (tp * cp * dp)),
     }
     slots = []
     for n in range(1, HARDWARE_SLOTS + 1):
@@ -150,8 +159,15 @@ def _slot(
     hw, on_demand, reserved = offer
     run = s.run
     fp8 = run.peak_dtype == "fp8"
-    needed = (hw.peak_bf16_tflops, hw.mem_gb, hw.hbm_tbps, hw.intra_node_gb_per_s)
-    needed += (hw.inter_node_gb_per_s, hw.gemm_eff_bf16, hw.attn_eff)
+    needed = (
+        hw.peak_bf16_tflops,
+        hw.mem_gb,
+        hw.hbm_tbps,
+        hw.intra_node_gb_per_s,
+        hw.inter_node_gb_per_s,
+        hw.gemm_eff_bf16,
+        hw.attn_eff,
+    )
     runs = int(min(needed) > 0 and not (fp8 and min(hw.peak_fp8_tflops, hw.gemm_eff_fp8) <= 0))
     usable = hw.mem_gb * GIGA * (1 - run.mem_headroom)
     fits = int(own["mem_total_calibrated"] <= usable)
