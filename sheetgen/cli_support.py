@@ -226,6 +226,9 @@ def scenarios_from_args(scenario_file: str | None, flags: dict[str, Any]) -> lis
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+FORCE_HELP = "replace the target whatever it holds (without it, a file you edited is kept)"
+
+
 class OneLineGroup(click.Group):
     """Usage errors (unknown option, bad choice, missing argument, a single-value flag
     given twice: ``cli_once``) end in one line on stderr and exit code 2, like every

@@ -175,7 +175,7 @@ def test_write_never_loses_a_file(tmp_path: Path) -> None:
 
 
 def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
-    from sheetgen import cli
+    from sheetgen import cli_plans as cli
 
     clock = iter([0.0, 0.5, 1.5, 1.6, 2.0, 2.1])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
@@ -194,7 +194,7 @@ def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
 
 def test_no_progress_bar_off_a_terminal(monkeypatch, capsys) -> None:
     """Piped or logged, a long search prints no bar: only the result and its errors."""
-    from sheetgen import cli
+    from sheetgen import cli_plans as cli
 
     clock = iter([0.0, 5.0, 9.0])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
