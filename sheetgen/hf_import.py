@@ -309,9 +309,9 @@ def preset_document(
     doc: dict[str, Any], preset_id: str, source_path: str, where: str = "config.json"
 ) -> dict[str, Any]:
     """A model preset document (as presets/models/*.yaml) for a config.json document."""
+    from sheetgen.preset_parse import make_model
     from sheetgen.reference.params import params
     from sheetgen.scenario import MODEL_INT_FIELDS
-    from sheetgen.scenario_parse import make_model
 
     arch = architecture(doc, where)
     model = make_model({**arch, "id": preset_id}, where=where)

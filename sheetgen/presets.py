@@ -12,8 +12,8 @@ from typing import Any
 
 from sheetgen.errors import SheetgenError, did_you_mean, short
 from sheetgen.paths import presets_dir
+from sheetgen.preset_parse import make_hardware, make_model
 from sheetgen.scenario import Hardware, Model, Recipe, Tables
-from sheetgen.scenario_parse import make_hardware, make_model
 
 
 def _read_yaml(path: Path) -> Any:

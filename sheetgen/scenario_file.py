@@ -27,9 +27,10 @@ from sheetgen import presets
 from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
+from sheetgen.preset_parse import make_hardware, with_overrides
 from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.scenario import HARDWARE_FIELDS, Scenario
-from sheetgen.scenario_parse import make_hardware, make_run, with_overrides
+from sheetgen.scenario_parse import make_run
 
 DEFAULT_SCENARIO_FILE = "default.yaml"
 
@@ -47,7 +48,7 @@ def _model(spec: Any, where: str):
         base = spec.pop("base", None)
         if base is not None:
             return with_overrides(presets.get_model(str(base), f"{where}.base"), spec, where)
-        from sheetgen.scenario_parse import make_model
+        from sheetgen.preset_parse import make_model
 
         return make_model(spec, where)
     raise SheetgenError(

@@ -99,7 +99,7 @@ def _with_hardware_table(tables: Any, hardware: dict, where: str) -> Any:
     from dataclasses import replace
 
     from sheetgen import presets, workbook_tables
-    from sheetgen.scenario_parse import make_hardware
+    from sheetgen.preset_parse import make_hardware
 
     def make(row: dict) -> Any:
         return _table_preset(row, make_hardware, presets.hardware(), "hardware", where)
@@ -129,7 +129,7 @@ def _scenario(name: str, item: dict, models: dict, hardware: dict, tables: Any, 
         )
     where = at.split(": Inputs")[0]
     from sheetgen import presets
-    from sheetgen.scenario_parse import make_hardware, make_model
+    from sheetgen.preset_parse import make_hardware, make_model
 
     model = _table_preset(models[model_id], make_model, presets.models(), "models", where)
     hw = _table_preset(hardware[hw_id], make_hardware, presets.hardware(), "hardware", where)

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from sheetgen.cli import main
 from sheetgen.hf_import import architecture, read_config
+from sheetgen.preset_parse import make_model
 from sheetgen.reference.params import params
-from sheetgen.scenario_parse import make_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"
 RECORDED = json.loads((FIXTURES / "counts.json").read_text())

@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sheetgen import presets
+from sheetgen.preset_parse import make_model
 from sheetgen.reference import compute
 from sheetgen.run_fields import CHOICES
 from sheetgen.scenario import Scenario
 from sheetgen.scenario_file import unique_custom_ids
-from sheetgen.scenario_parse import make_model, make_run
+from sheetgen.scenario_parse import make_run
 
 REL = 1e-9
 
