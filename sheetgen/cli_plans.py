@@ -23,6 +23,15 @@ from sheetgen.cli_support import (
 )
 from sheetgen.errors import SheetgenError
 
+# The --format of the two checks against published measurements.
+check_format = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "markdown"]),
+    default="table",
+    help="markdown: the block docs/DESIGN.md holds",
+)
+
 # The layout flags advise chooses itself (given, they are refused).
 ADVISE_CHOOSES = (
     "tp", "pp", "cp", "ep", "dp", "zero_stage", "recompute", "micro_batch",
@@ -38,13 +47,7 @@ ADVISE_CHOOSES = (
     show_default=True,
     help="the rows the model was fitted on, those only checked, or both",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json", "markdown"]),
-    default="table",
-    help="markdown: the block docs/DESIGN.md holds",
-)
+@check_format
 @handle_errors
 def benchmark_check_cmd(role: str, fmt: str) -> None:
     """Predicted vs published throughput of the published training runs in
@@ -71,13 +74,7 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
 
 
 @click.command("serving-check", cls=OnceCommand)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json", "markdown"]),
-    default="table",
-    help="markdown: the block docs/DESIGN.md holds",
-)
+@check_format
 @handle_errors
 def serving_check_cmd(fmt: str) -> None:
     """Predicted vs published serving throughput of the published runs in
