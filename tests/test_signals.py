@@ -35,7 +35,9 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def start(args: list[str], tmpdir: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT))
+    # PYTHONFAULTHANDLER: a run that does not end after the signal is sent SIGABRT by
+    # `stop`, and Python prints where it was stuck (the test then fails with it).
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT), PYTHONFAULTHANDLER="1")
     return subprocess.Popen(
         [sys.executable, "-m", "sheetgen.cli", *args],
         stdout=subprocess.PIPE,
@@ -60,7 +62,16 @@ def soffice_running_in(tmpdir: Path) -> bool:
 
 def stop(proc: subprocess.Popen[str], sig: int) -> tuple[int, list[str]]:
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # the faulthandler prints every thread's stack
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        pytest.fail(f"still running 60 s after {signal.Signals(sig).name}; its stderr:\n{err}")
     return proc.returncode, [line for line in err.splitlines() if line.strip()]
 
 

@@ -175,6 +175,11 @@ def run_isolated(
             )
         except OSError as exc:
             raise RecalcError(f"could not start {program} ({cmd[0]}): {exc}") from exc
+        except BaseException:
+            # Interrupted (SIGTERM / SIGHUP) or Ctrl-C inside Popen, after the fork: the
+            # program may be running with no Popen object to end it by; it names `work`.
+            end_processes_naming(work)
+            raise
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
