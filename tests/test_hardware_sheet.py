@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers import libreoffice_values, mismatches
+from test_team_presets import TEAM_H100  # the team preset those tests use
 
 from sheetgen import presets
 from sheetgen.recalc import recalc_pycel
@@ -19,13 +20,6 @@ from sheetgen.workbook_io import scenario_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILES = sorted((ROOT / "presets" / "scenarios").glob("*.yaml"))
-TEAM_H100 = """\
-id: team-h100
-name: Reserved H100 cluster
-base: h100-sxm
-price_per_gpu_hour: 1.23
-price_per_gpu_hour_reserved: 1.1
-"""
 
 
 @pytest.fixture
