@@ -3,7 +3,10 @@
 ``presets/benchmarks/*.yaml`` hold published runs, each with its source (paper or
 page, table, row), the layout as a sheetgen scenario and the published throughput.
 A row's ``role`` says whether the model's free parameters were fitted on it
-(``fit``) or it is only checked (``check``); docs/DESIGN.md lists both.
+(``fit``), it is only checked (``check``: the same three sources, not fitted), or
+it is held out (``holdout``: another organisation's published runs, never used to
+fit nor to choose any part of the model, predicted as they are);
+docs/DESIGN.md lists the first two, docs/benchmarks-holdout.md the third.
 
 Published tokens/s per GPU: printed (NeMo tables) or derived from the published
 TFLOP/s per GPU with the source's own FLOP count, stated per row:
@@ -32,7 +35,15 @@ from typing import Any
 from sheetgen.errors import SheetgenError, short
 
 CONVENTIONS = ("printed", "megatron-eq3", "sheetgen")
-ROLES = ("fit", "check")
+ROLES = ("fit", "check", "holdout")
+# The summary lines, in order: label and role (None: every row given).
+SUMMARIES = (
+    ("fit rows", "fit"),
+    ("check rows", "check"),
+    ("held-out rows", "holdout"),
+    ("all rows", None),
+)
+WITHIN = 0.15  # the band the summary counts rows inside (the one-clock issue's ±15%)
 
 
 @dataclass(frozen=True)
@@ -80,7 +91,8 @@ def load(directory: Path | None = None) -> list[Benchmark]:
         for run in doc["runs"]:
             where = f"{path.name}: {run.get('id', '?')}"
             if run.get("role") not in ROLES:
-                raise SheetgenError(f"{where}.role", f"expected fit or check, got {short(run)}")
+                got = short(run.get("role"))
+                raise SheetgenError(f"{where}.role", f"got {got}; accepted: {', '.join(ROLES)}")
             conv = run["published"].get("flop_convention")
             if conv not in CONVENTIONS:
                 raise SheetgenError(f"{where}.published.flop_convention", f"got {short(conv)}")
@@ -176,6 +188,7 @@ class Summary:
     worst: float
     p90_abs: float
     fits: int
+    within: int  # rows whose |error| <= WITHIN
 
 
 def summarize(results: list[Result]) -> Summary:
@@ -188,16 +201,31 @@ def summarize(results: list[Result]) -> Summary:
         worst=worst,
         p90_abs=p90,
         fits=sum(r.fits for r in results),
+        within=sum(abs(r.error) <= WITHIN + 1e-12 for r in results),
     )
 
 
 def summary_line(summary: Summary, label: str) -> str:
-    """One line: median and worst error, 90th percentile, layouts accepted as fitting."""
+    """One line: median and worst error, 90th percentile, rows within ±15%, layouts
+    accepted as fitting."""
     return (
         f"{label}: {summary.n} runs; median |error| {summary.median_abs:.1%}, worst "
-        f"{summary.worst:+.1%}, 90th percentile |error| {summary.p90_abs:.1%}; "
+        f"{summary.worst:+.1%}, 90th percentile |error| {summary.p90_abs:.1%}, "
+        f"{summary.within} of {summary.n} within ±{WITHIN:.0%}; "
         f"{summary.fits} of {summary.n} published layouts fit in memory"
     )
+
+
+def summary_lines(results: list[Result]) -> list[str]:
+    """The summary line of each role present, then of all rows when more than one is."""
+    lines = []
+    for label, role in SUMMARIES:
+        subset = [r for r in results if role in (None, r.bench.role)]
+        if role is None and len(lines) < 2:
+            continue
+        if subset:
+            lines.append(summary_line(summarize(subset), label))
+    return lines
 
 
 def markdown(results: list[Result]) -> str:
@@ -215,8 +243,5 @@ def markdown(results: list[Result]) -> str:
             f"{r.predicted_tps:,.1f} | {r.error:+.1%} | {fits}{rc} |"
         )
     lines.append("")
-    for label, role in (("fit rows", "fit"), ("check rows", "check"), ("all rows", None)):
-        subset = [r for r in results if role in (None, r.bench.role)]
-        if subset:
-            lines.append("- " + summary_line(summarize(subset), label))
+    lines += ["- " + line for line in summary_lines(results)]
     return "\n".join(lines) + "\n"

@@ -42,10 +42,13 @@ ADVISE_CHOOSES = (
 @click.command("benchmark-check", cls=OnceCommand)
 @click.option(
     "--role",
-    type=click.Choice(["all", "fit", "check"]),
+    type=click.Choice(["all", "fit", "check", "holdout"]),
     default="all",
     show_default=True,
-    help="the rows the model was fitted on, those only checked, or both",
+    help=(
+        "the rows the model was fitted on, those only checked, other organisations' "
+        "runs held out (never fitted), or all"
+    ),
 )
 @check_format
 @handle_errors
@@ -62,15 +65,8 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
         click.echo(benchmarks.markdown(results), nl=False)
         return
     click.echo(render(benchmark_frame(results), fmt))
-    for label, subset in (
-        ("fit rows", [r for r in results if r.bench.role == "fit"]),
-        ("check rows", [r for r in results if r.bench.role == "check"]),
-        ("all rows", results),
-    ):
-        if subset:
-            click.echo(
-                benchmarks.summary_line(benchmarks.summarize(subset), label), err=fmt != "table"
-            )
+    for line in benchmarks.summary_lines(results):
+        click.echo(line, err=fmt != "table")
 
 
 @click.command("serving-check", cls=OnceCommand)
