@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sheetgen.engines import pycel_fast
 from sheetgen.engines.common import (
     RecalcError,
     Values,
@@ -98,14 +99,38 @@ def _pycel_defined_names(compiler: object) -> None:
     excel._defined_names = table
 
 
-def _one_by_one(src: Path, addresses: list[str]) -> list[object]:
+def _pycel_compiler(src: Path, plain: bool) -> Any:
+    """A pycel compiler over ``src``, its defined names filled in.
+
+    pycel's own loader (``plain``) reads the file twice, the second time for the
+    cached values, and a formula cell with a cached value is then never
+    evaluated: it reads back as cached. Otherwise the formula workbook alone is
+    read, once, with pycel's own guard against openpyxl's date conversion, and
+    handed to pycel, which then sees no cached values
+    (``ExcelOpxWrapperNoData``): every formula cell is evaluated from its formula.
+    """
+    from pycel import ExcelCompiler
+
+    if plain:
+        compiler = ExcelCompiler(filename=str(src))
+    else:
+        from unittest import mock
+
+        from openpyxl import load_workbook
+        from pycel.excelwrapper import ExcelOpxWrapper
+
+        with mock.patch("openpyxl.worksheet._reader.from_excel", ExcelOpxWrapper.from_excel):
+            workbook = load_workbook(str(src))
+        compiler = ExcelCompiler(excel=workbook)
+    _pycel_defined_names(compiler)
+    return compiler
+
+
+def _one_by_one(src: Path, addresses: list[str], plain: bool) -> list[object]:
     """Evaluate cell by cell when a formula refers to a sheet that is gone (pycel raises
     KeyError "Worksheet ... does not exist" where Excel shows ``#REF!``): those cells,
     and the cells that depend on them, read ``#REF!``; the rest evaluate normally."""
-    from pycel import ExcelCompiler
-
-    compiler = ExcelCompiler(filename=str(src))
-    _pycel_defined_names(compiler)
+    compiler = _pycel_compiler(src, plain)
     out: list[object] = []
     for address in addresses:
         try:
@@ -117,8 +142,15 @@ def _one_by_one(src: Path, addresses: list[str]) -> list[object]:
     return out
 
 
-def recalc_pycel(src: Path) -> Values:
+def recalc_pycel(src: Path, *, plain: bool = False) -> Values:
     """Evaluate ``src`` in-process with pycel; values in the ``read_values`` shape.
+
+    The file is read once and every formula cell evaluated (cached values
+    ignored); each formula shape is compiled once (:mod:`sheetgen.engines.pycel_fast`:
+    the same Python as pycel writes per formula). ``plain`` is pycel on its own,
+    as sheetgen used it before (for comparisons and the benchmark): its loader,
+    which reads the file twice and returns a formula cell's cached value where
+    the file has one, and its compilation formula by formula.
 
     Raises:
         FileNotFoundError: ``src`` does not exist.
@@ -126,7 +158,7 @@ def recalc_pycel(src: Path) -> Values:
     """
     src = require_file(src)
     try:
-        from pycel import ExcelCompiler
+        import pycel  # noqa: F401
     except ImportError as exc:
         raise RecalcError(f"the pycel package is not installed ({exc})") from exc
 
@@ -134,8 +166,9 @@ def recalc_pycel(src: Path) -> Values:
     level = pycel_log.level
     pycel_log.setLevel(logging.ERROR)
     try:
-        compiler = ExcelCompiler(filename=str(src))
-        _pycel_defined_names(compiler)
+        compiler = _pycel_compiler(src, plain)
+        if not plain:
+            pycel_fast.install(compiler)
         wb = compiler.excel.workbook  # openpyxl, formulas kept
         addresses = [
             f"{_sheet_ref(ws.title)}!{c.coordinate}"
@@ -153,7 +186,7 @@ def recalc_pycel(src: Path) -> Values:
         except KeyError as exc:
             if "does not exist" not in str(exc):
                 raise
-            results = _one_by_one(src, addresses)
+            results = _one_by_one(src, addresses, plain)
     except Exception as exc:  # pycel raises many kinds of errors
         raise RecalcError(
             f"pycel failed on {src.name}: {type(exc).__name__}: {exc}".splitlines()[0]
