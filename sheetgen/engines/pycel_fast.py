@@ -53,12 +53,12 @@ from dataclasses import dataclass
 from typing import Any
 
 # A string literal (kept), or an A1 reference: an optional sheet (quoted or bare)
-# then a cell or a cell range. Not inside a name (``x_D5``), not a function
-# (``LOG10(``), not followed by more of a name, a sheet mark or a range colon.
+# then a cell or a cell range. Not inside a name (``x_D5``) or brackets, not a
+# function (``LOG10(``), not followed by more of a name, a sheet mark or a colon.
 _FORMULA_PART = re.compile(
     r"""("(?:[^"]|"")*")"""
-    r"""|(?<![\w.$'])((?:'(?:[^']|'')+'|[A-Za-z_][\w.]*)!)?"""
-    r"""\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?(?![\w(!.:\[])"""
+    r"""|(?<![\w.$'!\[])((?:'(?:[^']|'')+'|[A-Za-z_][\w.]*)!)?"""
+    r"""\$?[A-Z]{1,3}\$?[0-9]+(?::\$?[A-Z]{1,3}\$?[0-9]+)?(?![\w(!.:\[\]])"""
 )
 # The address strings pycel writes into its Python (``excelformula.ADDR_FUNCS_NAMES``).
 _CODE_ADDRESS = re.compile(r'\b_(?:C|R|REF)_\("([^"\\]*)"\)')
@@ -213,13 +213,19 @@ def _prime(cell: Any) -> None:
     text = getattr(formula, "base_formula", None)
     if not isinstance(text, str) or getattr(formula, "_python_code", 0) is not None:
         return
+    if "[" in text:  # a table or another workbook: pycel alone
+        return
     sheet = cell.sheet
     skeleton, refs = shape(text)
     key = (sheet, skeleton)
     template = _templates.get(key)
     if template is None:
         code = formula.python_code  # pycel's plain path, which the template must equal
-        template = _build(code, refs, sheet, formula.needed_addresses) if code else _NO_TEMPLATE
+        needed = formula.needed_addresses
+        try:
+            template = _build(code, refs, sheet, needed) if code else _NO_TEMPLATE
+        except Exception:  # noqa: BLE001 - the shape stays on pycel's own path
+            template = _NO_TEMPLATE
         with _lock:
             if len(_templates) >= _MAX_SHAPES:
                 _templates.clear()
