@@ -10,7 +10,8 @@ matrix). For each it times, in this one process:
 
 * old: ``recalc_pycel(path, plain=True)``, pycel as sheetgen used it before
   (its own loader, every formula parsed and compiled by pycel);
-* new, cold: ``recalc_pycel(path)`` with no formula shape known yet;
+* new, cold: ``recalc_pycel(path)`` (the file read once, each formula shape
+  compiled once, the cycle collector paused) with no formula shape known yet;
 * new, warm: the same again, the shapes known (as in a test process that
   recalculates several workbooks);
 

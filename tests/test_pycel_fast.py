@@ -168,3 +168,25 @@ def test_cell_dependent_formulas(tmp_path: Path) -> None:
 )
 def test_shape(formula: str, skeleton: str, refs: list[str]) -> None:
     assert pycel_fast.shape(formula) == (skeleton, refs)
+
+
+def test_cycle_collector_is_restored(tmp_path: Path) -> None:
+    """recalc_pycel pauses Python's cycle collector only for its own call."""
+    import gc
+
+    from sheetgen.engines.common import RecalcError
+
+    book = _position_book(tmp_path / "pos.xlsx")
+    recalc_pycel(book)
+    assert gc.isenabled()
+    broken = tmp_path / "broken.xlsx"
+    broken.write_bytes(b"not a workbook")
+    with pytest.raises(RecalcError):
+        recalc_pycel(broken)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        recalc_pycel(book)
+        assert not gc.isenabled(), "a caller's paused collector was switched on"
+    finally:
+        gc.enable()

@@ -37,6 +37,7 @@ Both packages are imported only when called, so importing this module is cheap.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import re
 import threading
@@ -149,7 +150,8 @@ def recalc_pycel(src: Path, *, plain: bool = False) -> Values:
 
     The file is read once and every formula cell evaluated (cached values
     ignored); each formula shape is compiled once (:mod:`sheetgen.engines.pycel_fast`:
-    the same Python as pycel writes per formula). ``plain`` is pycel on its own,
+    the same Python as pycel writes per formula); Python's cycle collector is
+    paused during the call. ``plain`` is pycel on its own,
     as sheetgen used it before (for comparisons and the benchmark): its loader,
     which reads the file twice and returns a formula cell's cached value where
     the file has one, and its compilation formula by formula.
@@ -167,6 +169,13 @@ def recalc_pycel(src: Path, *, plain: bool = False) -> Values:
     pycel_log = logging.getLogger("pycel")
     level = pycel_log.level
     pycel_log.setLevel(logging.ERROR)
+    # pycel makes some 100,000 long-lived objects (cells, graph, syntax trees) and
+    # Python's cycle collector walks the live ones again and again as they are
+    # made: paused for this call (13 scenarios: 15.3 s -> 11.6 s, the same peak
+    # memory, 455 MB), restored after, also on error.
+    pause_gc = not plain and gc.isenabled()
+    if pause_gc:
+        gc.disable()
     try:
         compiler = _pycel_compiler(src, plain)
         if not plain:
@@ -195,6 +204,8 @@ def recalc_pycel(src: Path, *, plain: bool = False) -> Values:
         ) from exc
     finally:
         pycel_log.setLevel(level)
+        if pause_gc:
+            gc.enable()
     found = dict(zip(addresses, results, strict=True))
     out: Values = {}
     for ws in wb.worksheets:
