@@ -8,7 +8,9 @@ ignoring cached values.
   tested with 1.0b30) compiles each formula to Python and evaluates them all in
   one call. On sheetgen's test matrices it agrees with the reference on every
   cell and is about 3.5x faster than ``formulas`` (13 scenarios: ~7 s against
-  ~24 s on a 2-core machine). Error results are their strings (``"#DIV/0!"``).
+  ~24 s on a 2-core machine), the more since each formula shape is compiled
+  once (:mod:`sheetgen.engines.pycel_fast`). Error results are their strings
+  (``"#DIV/0!"``).
   Workbook-scoped defined names (cells and ranges) work; sheet-scoped ones,
   ``OFFSET``-style volatile functions and links to other workbooks are not
   used by sheetgen and are not relied on.
@@ -35,6 +37,7 @@ Both packages are imported only when called, so importing this module is cheap.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import re
 import threading
@@ -42,6 +45,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sheetgen.engines import pycel_fast
 from sheetgen.engines.common import (
     RecalcError,
     Values,
@@ -98,14 +102,38 @@ def _pycel_defined_names(compiler: object) -> None:
     excel._defined_names = table
 
 
-def _one_by_one(src: Path, addresses: list[str]) -> list[object]:
+def _pycel_compiler(src: Path, plain: bool) -> Any:
+    """A pycel compiler over ``src``, its defined names filled in.
+
+    pycel's own loader (``plain``) reads the file twice, the second time for the
+    cached values, and a formula cell with a cached value is then never
+    evaluated: it reads back as cached. Otherwise the formula workbook alone is
+    read, once, with pycel's own guard against openpyxl's date conversion, and
+    handed to pycel, which then sees no cached values
+    (``ExcelOpxWrapperNoData``): every formula cell is evaluated from its formula.
+    """
+    from pycel import ExcelCompiler
+
+    if plain:
+        compiler = ExcelCompiler(filename=str(src))
+    else:
+        from unittest import mock
+
+        from openpyxl import load_workbook
+        from pycel.excelwrapper import ExcelOpxWrapper
+
+        with mock.patch("openpyxl.worksheet._reader.from_excel", ExcelOpxWrapper.from_excel):
+            workbook = load_workbook(str(src))
+        compiler = ExcelCompiler(excel=workbook)
+    _pycel_defined_names(compiler)
+    return compiler
+
+
+def _one_by_one(src: Path, addresses: list[str], plain: bool) -> list[object]:
     """Evaluate cell by cell when a formula refers to a sheet that is gone (pycel raises
     KeyError "Worksheet ... does not exist" where Excel shows ``#REF!``): those cells,
     and the cells that depend on them, read ``#REF!``; the rest evaluate normally."""
-    from pycel import ExcelCompiler
-
-    compiler = ExcelCompiler(filename=str(src))
-    _pycel_defined_names(compiler)
+    compiler = _pycel_compiler(src, plain)
     out: list[object] = []
     for address in addresses:
         try:
@@ -117,8 +145,16 @@ def _one_by_one(src: Path, addresses: list[str]) -> list[object]:
     return out
 
 
-def recalc_pycel(src: Path) -> Values:
+def recalc_pycel(src: Path, *, plain: bool = False) -> Values:
     """Evaluate ``src`` in-process with pycel; values in the ``read_values`` shape.
+
+    The file is read once and every formula cell evaluated (cached values
+    ignored); each formula shape is compiled once (:mod:`sheetgen.engines.pycel_fast`:
+    the same Python as pycel writes per formula); Python's cycle collector is
+    paused during the call. ``plain`` is pycel on its own,
+    as sheetgen used it before (for comparisons and the benchmark): its loader,
+    which reads the file twice and returns a formula cell's cached value where
+    the file has one, and its compilation formula by formula.
 
     Raises:
         FileNotFoundError: ``src`` does not exist.
@@ -126,16 +162,24 @@ def recalc_pycel(src: Path) -> Values:
     """
     src = require_file(src)
     try:
-        from pycel import ExcelCompiler
+        import pycel  # noqa: F401
     except ImportError as exc:
         raise RecalcError(f"the pycel package is not installed ({exc})") from exc
 
     pycel_log = logging.getLogger("pycel")
     level = pycel_log.level
     pycel_log.setLevel(logging.ERROR)
+    # pycel makes some 100,000 long-lived objects (cells, graph, syntax trees) and
+    # Python's cycle collector walks the live ones again and again as they are
+    # made: paused for this call (13 scenarios: 15.3 s -> 11.6 s, the same peak
+    # memory, 455 MB), restored after, also on error.
+    pause_gc = not plain and gc.isenabled()
+    if pause_gc:
+        gc.disable()
     try:
-        compiler = ExcelCompiler(filename=str(src))
-        _pycel_defined_names(compiler)
+        compiler = _pycel_compiler(src, plain)
+        if not plain:
+            pycel_fast.install(compiler)
         wb = compiler.excel.workbook  # openpyxl, formulas kept
         addresses = [
             f"{_sheet_ref(ws.title)}!{c.coordinate}"
@@ -153,13 +197,15 @@ def recalc_pycel(src: Path) -> Values:
         except KeyError as exc:
             if "does not exist" not in str(exc):
                 raise
-            results = _one_by_one(src, addresses)
+            results = _one_by_one(src, addresses, plain)
     except Exception as exc:  # pycel raises many kinds of errors
         raise RecalcError(
             f"pycel failed on {src.name}: {type(exc).__name__}: {exc}".splitlines()[0]
         ) from exc
     finally:
         pycel_log.setLevel(level)
+        if pause_gc:
+            gc.enable()
     found = dict(zip(addresses, results, strict=True))
     out: Values = {}
     for ws in wb.worksheets:
