@@ -218,7 +218,7 @@ def summary_line(summary: Summary, label: str) -> str:
 
 def summary_lines(results: list[Result]) -> list[str]:
     """The summary line of each role present, then of all rows when more than one is."""
-    lines = []
+    lines: list[str] = []
     for label, role in SUMMARIES:
         subset = [r for r in results if role in (None, r.bench.role)]
         if role is None and len(lines) < 2:
