@@ -116,6 +116,7 @@ SLOW_TESTS: dict[str, set[str] | str] = {
     "test_parallelism": {"test_layouts_gnumeric_equals_reference", "test_layouts_inprocess_engine_equals_reference", "test_layouts_libreoffice_equals_reference"},
     "test_presentation": ALL,
     "test_print_legibility": ALL,
+    "test_pycel_fast": {"test_same_python_for_every_formula_cell", "test_same_value_for_every_cell", "test_cached_values_are_not_read_back"},
     "test_properties": ALL,
     "test_recalc": {"test_engines_agree", "test_libreoffice_ignores_wrong_cached_values", "test_libreoffice_parallel_calls", "test_libreoffice_recalc_to_dst_and_default", "test_libreoffice_recalculates_after_openpyxl_edit", "test_libreoffice_values", "test_timeout_kills_whole_process_group"},
     "test_signals": ALL,
