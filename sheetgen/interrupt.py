@@ -57,3 +57,24 @@ def signals_unwind() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold SIGTERM and SIGHUP back while the block runs; one that arrives meanwhile is
+    delivered (and raises :class:`Interrupted` under :func:`signals_unwind`) as the
+    block ends.
+
+    For the few statements that must not be split: creating a temporary file and
+    noting it for cleanup, so that no signal can land between the two. Outside the
+    main thread, or where signals cannot be blocked, this does nothing.
+    """
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = block(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, previous)

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import IO
 
 from sheetgen.errors import SheetgenError, short
+from sheetgen.interrupt import deferred
 
 RECORD_NAME = ".sheetgen-outputs.json"
 TMP_PREFIX = ".sheetgen-"
@@ -211,12 +212,12 @@ def publish(t: Target, write: Callable[[IO[bytes]], object]) -> Published:
     <reason>``) on any file-system error, with the temporary file removed.
     """
     made: list[Path] = []
-    tmp: Path | None = None
+    owned: list[Path] = []  # the temporary file, noted the moment it exists
     published = False
     try:
         with _file_size_errors():
             made = _make_parents(t.path)
-            tmp = _write_tmp(t.path.parent, write)
+            tmp = _write_tmp(t.path.parent, write, owned)
             digest, size = _digest(tmp)
             with _folder_locked(t.path.parent):
                 result = _publish_locked(t, tmp, digest, size)
@@ -225,7 +226,7 @@ def publish(t: Target, write: Callable[[IO[bytes]], object]) -> Published:
     except OSError as e:
         raise fs_error(t.path, e) from None
     finally:
-        if tmp is not None:
+        for tmp in owned:  # gone already when it was published (renamed or linked)
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         if not published:
@@ -281,16 +282,21 @@ def _make_parents(path: Path) -> list[Path]:
     return made
 
 
-def _write_tmp(folder: Path, write: Callable[[IO[bytes]], object]) -> Path:
-    """A new temporary file in ``folder`` holding what ``write`` wrote, on disk."""
+def _write_tmp(folder: Path, write: Callable[[IO[bytes]], object], owned: list[Path]) -> Path:
+    """A new temporary file in ``folder`` holding what ``write`` wrote, on disk.
+
+    The file is appended to ``owned`` in the same breath as it is created (SIGTERM and
+    SIGHUP held back in between), so that the caller's cleanup always knows of it."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = folder / f"{TMP_PREFIX}{secrets.token_hex(8)}{TMP_SUFFIX}"
-        try:
-            fd = os.open(tmp, flags, 0o666)  # the kernel applies the umask
-            break
-        except FileExistsError:
-            continue
+        with deferred():
+            try:
+                fd = os.open(tmp, flags, 0o666)  # the kernel applies the umask
+            except FileExistsError:
+                continue
+            owned.append(tmp)
+        break
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -406,15 +412,16 @@ def _record(t: Target, digest: str, size: int) -> None:
         if not (path.parent / name).exists():
             del files[name]  # outputs removed since
     text = json.dumps({"written_by": "sheetgen", "files": files}, indent=1, sort_keys=True)
+    owned: list[Path] = []
     try:
-        tmp = _write_tmp(path.parent, lambda fh: fh.write(text.encode("utf-8")))
-    except OSError:
-        return
-    try:
+        tmp = _write_tmp(path.parent, lambda fh: fh.write(text.encode("utf-8")), owned)
         os.replace(tmp, path.parent / RECORD_NAME)
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        return
+    finally:  # also on an interruption: no temporary record file stays
+        for tmp in owned:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 @contextlib.contextmanager

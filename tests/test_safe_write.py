@@ -193,3 +193,52 @@ def test_threads_racing_to_one_new_path(tmp_path: Path, monkeypatch, overlap: st
         assert all("another sheetgen run" in str(e) for e in lost), lost
         assert out.read_bytes() == f"writer {won[0]}\n".encode() * 1000
         assert sorted(p.name for p in out.parent.iterdir()) == [safe_write.RECORD_NAME, "plan.txt"]
+
+
+def _sigterm_at(monkeypatch, name: str, nth: int, before: bool = False) -> None:
+    """Make ``os.<name>`` send this process SIGTERM just after (or just before) its
+    ``nth`` call on one of sheetgen's temporary files: the earliest (latest) moment
+    a real signal could land."""
+    import signal
+
+    real = getattr(os, name)
+    calls = []
+
+    def with_sigterm(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ours = Path(path).name.startswith(safe_write.TMP_PREFIX)
+        if ours:
+            calls.append(path)
+        hit = ours and len(calls) == nth
+        if hit and before:
+            os.kill(os.getpid(), signal.SIGTERM)
+        result = real(path, *args, **kwargs)
+        if hit and not before:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return result
+
+    monkeypatch.setattr(os, name, with_sigterm)
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        ("open", 1, False),  # the output's temporary file has just been created
+        ("open", 2, False),  # the record's temporary file has just been created
+        ("replace", 1, True),  # the record is about to be moved into place
+    ],
+    ids=["output-created", "record-created", "record-about-to-replace"],
+)
+def test_a_signal_at_any_moment_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch, moment: tuple[str, int, bool]
+) -> None:
+    """SIGTERM just after a temporary file is created (before the code that removes it
+    could know of it), or just before the record of outputs is moved into place: the
+    command unwinds (Interrupted) and no temporary file stays."""
+    from sheetgen.interrupt import Interrupted, signals_unwind
+
+    name, nth, before = moment
+    _sigterm_at(monkeypatch, name, nth, before)
+    with signals_unwind(), pytest.raises(Interrupted):
+        publish(tmp_path / "plan.txt", b"data")
+    monkeypatch.undo()
+    assert leftovers(tmp_path) == [], moment
