@@ -134,11 +134,12 @@ ENGINE_FIXTURES = {"lo", "gnumeric"}
 # loadscope hands them out first and the run does not end on one worker finishing a
 # long module while the other waits (longest first; each module stays whole).
 HEAVY_FIRST = (
-    "test_check", "test_hostile_workbooks", "test_hardware_sheet", "test_scaling",
-    "test_edit_proof", "test_workbook", "test_serving", "test_throughput", "test_writers",
-    "test_properties", "test_inference", "test_framework_memory", "test_print_legibility",
-    "test_window", "test_parallelism", "test_finetune", "test_presentation", "test_hostile",
-    "test_other_writers", "test_pycel_fast", "test_budget_proposal",
+    "test_check", "test_hostile_workbooks", "test_writers", "test_hostile", "test_edit_proof",
+    "test_inference", "test_properties", "test_throughput", "test_hardware_sheet",
+    "test_workbook", "test_presentation", "test_serving", "test_parallelism", "test_scaling",
+    "test_print_legibility", "test_framework_memory", "test_other_writers", "test_advise",
+    "test_window", "test_recalc", "test_finetune", "test_pycel_fast", "test_budget_proposal",
+    "test_engines",
 )  # fmt: skip
 
 
