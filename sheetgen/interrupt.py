@@ -20,6 +20,16 @@ from collections.abc import Iterator
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
+# The main thread's hold on interruptions (:func:`deferred`): how many holds are open,
+# and the signal that arrived during one.
+class _Hold:
+    depth: int = 0
+    pending: int | None = None
+
+
+_held = _Hold()
+
+
 class Interrupted(BaseException):
     """A SIGTERM or SIGHUP arrived while a command ran."""
 
@@ -49,6 +59,9 @@ def signals_unwind() -> Iterator[None]:
     def raise_interrupted(signum: int, _frame: object) -> None:
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
+        if _held.depth:
+            _held.pending = signum  # raised as the held statements end
+            return
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, raise_interrupted) for sig in SIGNALS}
@@ -61,20 +74,25 @@ def signals_unwind() -> Iterator[None]:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Hold SIGTERM and SIGHUP back while the block runs; one that arrives meanwhile is
-    delivered (and raises :class:`Interrupted` under :func:`signals_unwind`) as the
-    block ends.
+    """Hold an interruption back while the block runs: a SIGTERM or SIGHUP that arrives
+    meanwhile raises :class:`Interrupted` as the block ends, not inside it.
 
     For the few statements that must not be split: creating a temporary file and
-    noting it for cleanup, so that no signal can land between the two. Outside the
-    main thread, or where signals cannot be blocked, this does nothing.
+    noting it for cleanup, so that no signal can land between the two. The signal
+    itself may reach any thread of the process, but Python runs its handler in the
+    main thread, which is where the handler of :func:`signals_unwind` looks at this
+    hold; in another thread (whose statements a handler never interrupts) this does
+    nothing.
     """
-    block = getattr(signal, "pthread_sigmask", None)
-    if block is None or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = block(signal.SIG_BLOCK, SIGNALS)
+    _held.depth += 1
     try:
         yield
     finally:
-        block(signal.SIG_SETMASK, previous)
+        _held.depth -= 1
+        pending = _held.pending
+        if _held.depth == 0 and pending is not None:
+            _held.pending = None
+            raise Interrupted(pending)

@@ -237,8 +237,18 @@ def test_a_signal_at_any_moment_leaves_no_temporary_file(
     from sheetgen.interrupt import Interrupted, signals_unwind
 
     name, nth, before = moment
+    # A second thread, as pytest-xdist's worker and many programs have: the kernel may
+    # hand a process-directed signal to it, and Python still runs the handler in the
+    # main thread at its next statement (blocking the signal in one thread is no hold).
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, daemon=True)
+    other.start()
     _sigterm_at(monkeypatch, name, nth, before)
-    with signals_unwind(), pytest.raises(Interrupted):
-        publish(tmp_path / "plan.txt", b"data")
-    monkeypatch.undo()
+    try:
+        with signals_unwind(), pytest.raises(Interrupted):
+            publish(tmp_path / "plan.txt", b"data")
+    finally:
+        monkeypatch.undo()
+        done.set()
+        other.join()
     assert leftovers(tmp_path) == [], moment
