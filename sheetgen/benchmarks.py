@@ -22,6 +22,11 @@ each pipeline stage, then on all), as a practitioner would choose (a row that
 publishes partial recomputation states ``recompute_layers``, the layers per stage
 recomputed); a row's ``mem_headroom`` is 0 (a run that ran fitted in the whole
 memory), unless the row says otherwise.
+
+A row may name the attention kernel its run used (``attention_kernel``: name and
+where the source says so); the run is then predicted with that kernel's rate in
+place of the hardware preset's ``attn_eff`` (``ATTENTION_KERNELS``), as a user of
+that kernel would type it on the Presets sheet.
 """
 
 from __future__ import annotations
@@ -45,6 +50,45 @@ SUMMARIES = (
 )
 WITHIN = 0.15  # the band the summary counts rows inside (the one-clock issue's ±15%)
 
+# Attention kernels, by speed relative to FlashAttention-2 on the same GPU (forward +
+# backward, head dimension 128, long sequences).  Sources:
+#   fa3     Shah et al. 2024, FlashAttention-3 (arXiv:2407.08608), abstract: FA3 reaches
+#           up to 75% of the H100's BF16 peak where FA2 reaches 35%: 75 / 35 (Hopper only);
+#   fa2     Dao 2023, FlashAttention-2 (arXiv:2307.08691): the unit;
+#   triton  the same paper, sec. 4: FA2 is 1.3-2.5x faster than FlashAttention in Triton
+#           (sec. 4.1: 1.3-1.5x in the forward pass, about 2x in the backward); the
+#           geometric middle of that range, sqrt(1.3 x 2.5) = 1.80;
+#   fa1     the same sentence: FA2 is 1.7-3.0x faster than FlashAttention (v1); its
+#           geometric middle, sqrt(1.7 x 3.0) = 2.26.
+ATTENTION_KERNELS: dict[str, float] = {
+    "fa3": 75 / 35,
+    "fa2": 1.0,
+    "triton": 1 / math.sqrt(1.3 * 2.5),
+    "fa1": 1 / math.sqrt(1.7 * 3.0),
+}
+# The kernel each hardware preset's attn_eff describes (its source names it): the
+# fastest published for that GPU.  FA3 runs on Hopper only.
+PRESET_KERNEL = {"h100-sxm": "fa3", "h100-pcie": "fa3", "a100-80gb": "fa2", "a100-40gb": "fa2"}
+
+
+def attention_kernel_eff(hardware_id: str, preset_attn_eff: float, kernel: str) -> float:
+    """The attention efficiency (share of the BF16 peak) of ``kernel`` on a GPU whose
+    preset ``attn_eff`` is ``preset_attn_eff`` for the kernel PRESET_KERNEL names."""
+    base = PRESET_KERNEL.get(hardware_id)
+    if base is None:
+        known = ", ".join(PRESET_KERNEL)
+        raise SheetgenError(
+            "attention_kernel", f"no kernel rates for {hardware_id}; accepted: {known}"
+        )
+    if kernel not in ATTENTION_KERNELS:
+        accepted = ", ".join(ATTENTION_KERNELS)
+        raise SheetgenError("attention_kernel", f"got {short(kernel)}; accepted: {accepted}")
+    if kernel == "fa3" and base != "fa3":
+        raise SheetgenError(
+            "attention_kernel", f"fa3 runs on Hopper GPUs only, not on {hardware_id}"
+        )
+    return preset_attn_eff * ATTENTION_KERNELS[kernel] / ATTENTION_KERNELS[base]
+
 
 @dataclass(frozen=True)
 class Benchmark:
@@ -55,6 +99,8 @@ class Benchmark:
     scenario: dict[str, Any]
     published: dict[str, Any]
     notes: str = ""
+    attention_kernel: str = ""  # "" = the hardware preset's own attn_eff
+    attention_kernel_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,6 +142,13 @@ def load(directory: Path | None = None) -> list[Benchmark]:
             conv = run["published"].get("flop_convention")
             if conv not in CONVENTIONS:
                 raise SheetgenError(f"{where}.published.flop_convention", f"got {short(conv)}")
+            kernel = run.get("attention_kernel") or {}
+            if kernel and kernel.get("name") not in ATTENTION_KERNELS:
+                accepted = ", ".join(ATTENTION_KERNELS)
+                got = short(kernel.get("name"))
+                raise SheetgenError(
+                    f"{where}.attention_kernel.name", f"got {got}; accepted: {accepted}"
+                )
             out.append(
                 Benchmark(
                     id=run["id"],
@@ -105,6 +158,8 @@ def load(directory: Path | None = None) -> list[Benchmark]:
                     scenario=run["scenario"],
                     published=run["published"],
                     notes=run.get("notes", ""),
+                    attention_kernel=kernel.get("name", ""),
+                    attention_kernel_source=kernel.get("source", ""),
                 )
             )
     return out
@@ -159,6 +214,9 @@ def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> 
         s = _scenario(b, rc, {**({"recompute_layers": layers} if layers else {}), **overrides})
         if hw is not None:
             s = replace(s, hardware=hw)
+        if b.attention_kernel:
+            eff = attention_kernel_eff(s.hardware.id, s.hardware.attn_eff, b.attention_kernel)
+            s = replace(s, hardware=replace(s.hardware, attn_eff=eff))
         lay = predicted(s)
         chosen = (rc, s, lay)
         if lay["fits_per_gpu"]:

@@ -108,6 +108,66 @@ def test_held_out_models_have_the_published_parameter_count(r) -> None:
     assert params(s.model)["params_total"] == s.model.params_published, r.bench.id
 
 
+def test_attention_kernel_rates_are_the_papers() -> None:
+    """FlashAttention-3 abstract: 75% of the H100's peak against FlashAttention-2's 35%;
+    FlashAttention-2 sec. 4: 1.3-2.5x faster than FlashAttention in Triton, 1.7-3.0x
+    than FlashAttention (v1), each taken at its range's geometric middle."""
+    eff = benchmarks.attention_kernel_eff
+    assert eff("h100-sxm", 0.55, "fa3") == pytest.approx(0.55)
+    assert eff("h100-sxm", 0.55, "fa2") == pytest.approx(0.55 * 35 / 75)
+    assert eff("h100-sxm", 0.55, "triton") == pytest.approx(0.55 * 35 / 75 / (1.3 * 2.5) ** 0.5)
+    assert eff("a100-80gb", 0.55, "fa2") == pytest.approx(0.55)
+    assert eff("a100-40gb", 0.55, "triton") == pytest.approx(0.55 / (1.3 * 2.5) ** 0.5)
+    assert eff("a100-80gb", 0.55, "fa1") == pytest.approx(0.55 / (1.7 * 3.0) ** 0.5)
+    # Each kernel named by a hardware preset's source is the one its attn_eff describes.
+    names = {"fa3": "FlashAttention-3", "fa2": "FlashAttention-2"}
+    for hw_id, kernel in benchmarks.PRESET_KERNEL.items():
+        source = dict(presets.hardware()[hw_id].sources)["attn_eff"]
+        for lender, name in (("h100-sxm", "H100 SXM"), ("a100-80gb", "A100 80GB")):
+            if f"the {name}'s values" in source:  # borrowed, and said so
+                source = dict(presets.hardware()[lender].sources)["attn_eff"]
+        assert names[kernel] in source, hw_id
+
+
+@pytest.mark.parametrize(
+    ("hw_id", "kernel", "says"),
+    [("a100-80gb", "fa3", "Hopper"), ("h100-sxm", "xformers", "accepted: fa3"),
+     ("mi300x", "fa2", "no kernel rates")],
+)  # fmt: skip
+def test_an_attention_kernel_it_has_no_rate_for_is_refused(hw_id, kernel, says) -> None:
+    from sheetgen.errors import SheetgenError
+
+    with pytest.raises(SheetgenError, match=says):
+        benchmarks.attention_kernel_eff(hw_id, 0.55, kernel)
+
+
+def test_held_out_rows_run_at_their_kernels_rate() -> None:
+    """Every MosaicML row names the kernel MosaicML's harness ran and where it says so;
+    its prediction uses that kernel's rate, not the preset's FlashAttention-3 one."""
+    from dataclasses import replace
+
+    from sheetgen.reference.parallelism import predicted
+
+    kernels = {}
+    for r in HELD_OUT:
+        b = r.bench
+        assert b.attention_kernel in ("fa2", "triton"), b.id
+        assert "submit_benchmarks.py" in b.attention_kernel_source or (
+            "sweep.py" in b.attention_kernel_source
+        ), b.id
+        kernels[b.id] = b.attention_kernel
+    # The large-scale table: sweep.py's --attn_impl per model (flash = FlashAttention-2).
+    large = {i: k for i, k in kernels.items() if "-large-" in i}
+    assert len(large) == 18
+    assert {i.split("-")[1] for i, k in large.items() if k == "triton"} == {"mpt13b", "mpt30b"}
+    assert all(k == "triton" for i, k in kernels.items() if "-large-" not in i)
+    # The kernel reaches the prediction: the preset's own rate predicts more.
+    r = next(r for r in HELD_OUT if r.bench.id == "mosaicml-mpt13b-s32768-g8-h10080gb-mb1")
+    s = benchmarks._scenario(r.bench, "full" if "full" in r.recompute else "none", {})
+    at_preset = predicted(replace(s))["tokens_per_s_per_gpu_predicted"]
+    assert at_preset > 1.2 * r.predicted_tps
+
+
 @pytest.mark.parametrize("r", RESULTS, ids=[r.bench.id for r in RESULTS])
 def test_predictions_are_positive_and_convention_free(r) -> None:
     """Compared in tokens/s per GPU; the MFU column follows from it by one convention."""

@@ -34,6 +34,39 @@ SHAPES = {
 HARDWARE = {"h100_80gb": "h100-sxm", "a100_80gb": "a100-80gb", "a100_40gb": "a100-40gb"}
 SHARDING = {"FULL_SHARD": 3, "SHARD_GRAD_OP": 2}
 
+# The attention kernel each table's runs used (llm-foundry's ``attn_impl``; the README
+# does not print it, the harness that produced the tables sets it).  The large-scale
+# table was added with scripts/train/benchmarking/sweep.py at commit 5e85bd62d
+# (2024-01-06), which passes --attn_impl per model and installs .[gpu-flash2]:
+# FlashAttention-2 ('flash') for 1B, 3B, 7B and 70B, llm-foundry's Triton
+# FlashAttention ('triton') for 13B and 30B.  The other tables (added at 300cc5c58,
+# ef350d9e6 and b2a43a147) name no kernel, so their runs took submit_benchmarks.py's
+# default, --attn_impl triton, at each of those commits.
+LARGE = "H100 80GB BF16 (Large Scale, >= 128 GPUs)"
+LARGE_KERNEL = {"1b": "fa2", "3b": "fa2", "7b": "fa2", "13b": "triton", "30b": "triton",
+                "70b": "fa2"}  # fmt: skip
+KERNEL_SOURCE = {
+    "large": (
+        "llm-foundry scripts/train/benchmarking/sweep.py at commit 5e85bd62d (the commit "
+        "that added this table): --attn_impl {impl} for MPT-{size}, with .[gpu-flash2] "
+        "installed"
+    ),
+    "default": (
+        "the table names no kernel; llm-foundry scripts/train/benchmarking/"
+        "submit_benchmarks.py defaults to --attn_impl triton at the commits that added "
+        "the tables (300cc5c58, ef350d9e6, b2a43a147)"
+    ),
+}
+
+
+def kernel(heading: str, size: str) -> dict:
+    """The attention kernel of one table row, and where the harness says so."""
+    if heading == LARGE:
+        name = LARGE_KERNEL[size]
+        impl = "flash" if name == "fa2" else "triton"
+        return {"name": name, "source": KERNEL_SOURCE["large"].format(impl=impl, size=size)}
+    return {"name": "triton", "source": KERNEL_SOURCE["default"]}
+
 
 def tables(text: str):
     """(heading, [row dicts]) for every Markdown table under a '## ' heading."""
@@ -72,6 +105,7 @@ def row(heading: str, number: int, r: dict, commit: str) -> dict:
         "id": rid,
         "row": f"table '{heading}', row {number} (MPT-{size}, seq {seq}, {gpus} GPUs)",
         "role": "holdout",
+        "attention_kernel": kernel(heading, size),
         "scenario": {
             "model": {
                 "id": f"mpt-{size}-s{seq}",
