@@ -4,8 +4,9 @@
 page, table, row), the layout as a sheetgen scenario and the published throughput.
 A row's ``role`` says whether the model's free parameters were fitted on it
 (``fit``), it is only checked (``check``: the same three sources, not fitted), or
-it is held out (``holdout``: another organisation's published runs, never used to
-fit nor to choose any part of the model, predicted as they are);
+it is held out (``holdout``: other organisations' published runs, never used to
+fit, predicted as they are; the MosaicML rows did prompt the attention-kernel input,
+docs/benchmarks-holdout.md says how);
 docs/DESIGN.md lists the first two, docs/benchmarks-holdout.md the third.
 
 Published tokens/s per GPU: printed (NeMo tables) or derived from the published
@@ -215,7 +216,9 @@ def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> 
         if hw is not None:
             s = replace(s, hardware=hw)
         if b.attention_kernel:
-            eff = attention_kernel_eff(s.hardware.id, s.hardware.attn_eff, b.attention_kernel)
+            spec = b.scenario["hardware"]  # a preset id, or a mapping on a preset's base
+            hw_id = str(spec.get("base", s.hardware.id)) if isinstance(spec, dict) else spec
+            eff = attention_kernel_eff(hw_id, s.hardware.attn_eff, b.attention_kernel)
             s = replace(s, hardware=replace(s.hardware, attn_eff=eff))
         lay = predicted(s)
         chosen = (rc, s, lay)
@@ -275,14 +278,20 @@ def summary_line(summary: Summary, label: str) -> str:
 
 
 def summary_lines(results: list[Result]) -> list[str]:
-    """The summary line of each role present, then of all rows when more than one is."""
+    """The summary line of each role present (held-out rows also per source, when they
+    come from more than one), then of all rows when more than one role is present."""
     lines: list[str] = []
-    for label, role in SUMMARIES:
+    several_roles = len({r.bench.role for r in results}) > 1
+    summaries = [(label, role) for label, role in SUMMARIES if role is not None or several_roles]
+    for label, role in summaries:
         subset = [r for r in results if role in (None, r.bench.role)]
-        if role is None and len(lines) < 2:
-            continue
         if subset:
             lines.append(summary_line(summarize(subset), label))
+        sources = sorted({r.bench.source for r in subset})
+        if role == "holdout" and len(sources) > 1:  # each organisation on its own
+            for source in sources:
+                rows = [r for r in subset if r.bench.source == source]
+                lines.append(summary_line(summarize(rows), f"{label}, {source}"))
     return lines
 
 

@@ -832,7 +832,7 @@ FIELDS: tuple[Field, ...] = (
             "relative width of the MFU range around the MFU used (pessimistic x (1 - w), "
             "optimistic x (1 + w), at most 1); default: the 90th-percentile |error| of the "
             "step-time model on its calibration runs (the fit and check rows of "
-            "presets/benchmarks/); on another organisation's held-out runs it is wider "
+            "presets/benchmarks/); on other organisations' held-out runs it is wider "
             "(docs/benchmarks-holdout.md)"
         ),
         limit=(0.0001, 0.99, "a relative width below 100%"),

@@ -84,7 +84,7 @@ def test_no_shipped_row_drifts_past_its_stated_error(r) -> None:
 def test_every_row_names_its_source_and_role() -> None:
     rows = benchmarks.load()
     assert len({b.id for b in rows}) == len(rows)
-    assert {b.source for b in rows} == {"megatron2021", "llama3", "nemo", "mosaicml"}
+    assert {b.source for b in rows} == {"megatron2021", "llama3", "nemo", "mosaicml", "torchtitan"}
     for b in rows:
         assert b.row and b.role in ("fit", "check", "holdout"), b.id
     calibration = [b for b in rows if b.role != "holdout"]
@@ -93,7 +93,7 @@ def test_every_row_names_its_source_and_role() -> None:
     assert len(fit) < len(calibration) / 2, "most calibration rows must only be checked"
     # Another organisation's runs are held out whole: no source is both fitted and held out.
     held_sources = {b.source for b in rows if b.role == "holdout"}
-    assert held_sources == {"mosaicml"}
+    assert held_sources == {"mosaicml", "torchtitan"}
     assert not held_sources & {b.source for b in calibration}
 
 
@@ -151,6 +151,11 @@ def test_held_out_rows_run_at_their_kernels_rate() -> None:
     kernels = {}
     for r in HELD_OUT:
         b = r.bench
+        if b.source == "torchtitan":  # PyTorch's SDPA: its bundled FlashAttention-2
+            assert b.attention_kernel == "fa2" and "scaled_dot_product_attention" in (
+                b.attention_kernel_source
+            ), b.id
+            continue
         assert b.attention_kernel in ("fa2", "triton"), b.id
         assert "submit_benchmarks.py" in b.attention_kernel_source or (
             "sweep.py" in b.attention_kernel_source
@@ -166,6 +171,18 @@ def test_held_out_rows_run_at_their_kernels_rate() -> None:
     s = benchmarks._scenario(r.bench, "full" if "full" in r.recompute else "none", {})
     at_preset = predicted(replace(s))["tokens_per_s_per_gpu_predicted"]
     assert at_preset > 1.2 * r.predicted_tps
+
+
+def test_torchtitan_rows_are_what_their_transcription_writes() -> None:
+    """presets/benchmarks/torchtitan.yaml is tools/transcribe_torchtitan.py's output, so
+    each row's derived inputs (global batch, micro-batches, resharding) are the script's
+    stated rules, not hand edits."""
+    import subprocess
+    import sys
+
+    script = ROOT / "tools" / "transcribe_torchtitan.py"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert out.stdout == (ROOT / "presets" / "benchmarks" / "torchtitan.yaml").read_text()
 
 
 @pytest.mark.parametrize("r", RESULTS, ids=[r.bench.id for r in RESULTS])
