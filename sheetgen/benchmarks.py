@@ -25,9 +25,9 @@ recomputed); a row's ``mem_headroom`` is 0 (a run that ran fitted in the whole
 memory), unless the row says otherwise.
 
 A row may name the attention kernel its run used (``attention_kernel``: name and
-where the source says so); the run is then predicted with that kernel's rate in
-place of the hardware preset's ``attn_eff`` (``ATTENTION_KERNELS``), as a user of
-that kernel would type it on the Presets sheet.
+where the source says so); the run is then predicted with that kernel's speed
+relative to the hardware preset's kernel (``ATTENTION_KERNELS``) as its
+``attn_kernel_speed``, the input a user of that kernel types.
 """
 
 from __future__ import annotations
@@ -72,9 +72,9 @@ ATTENTION_KERNELS: dict[str, float] = {
 PRESET_KERNEL = {"h100-sxm": "fa3", "h100-pcie": "fa3", "a100-80gb": "fa2", "a100-40gb": "fa2"}
 
 
-def attention_kernel_eff(hardware_id: str, preset_attn_eff: float, kernel: str) -> float:
-    """The attention efficiency (share of the BF16 peak) of ``kernel`` on a GPU whose
-    preset ``attn_eff`` is ``preset_attn_eff`` for the kernel PRESET_KERNEL names."""
+def attention_kernel_speed(hardware_id: str, kernel: str) -> float:
+    """``attn_kernel_speed`` for ``kernel`` on a hardware preset: its speed relative to
+    the kernel the preset's ``attn_eff`` describes (PRESET_KERNEL)."""
     base = PRESET_KERNEL.get(hardware_id)
     if base is None:
         known = ", ".join(PRESET_KERNEL)
@@ -88,7 +88,7 @@ def attention_kernel_eff(hardware_id: str, preset_attn_eff: float, kernel: str) 
         raise SheetgenError(
             "attention_kernel", f"fa3 runs on Hopper GPUs only, not on {hardware_id}"
         )
-    return preset_attn_eff * ATTENTION_KERNELS[kernel] / ATTENTION_KERNELS[base]
+    return ATTENTION_KERNELS[kernel] / ATTENTION_KERNELS[base]
 
 
 @dataclass(frozen=True)
@@ -209,17 +209,17 @@ def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> 
     from sheetgen.reference.parallelism import predicted
 
     overrides = overrides or {}
+    if b.attention_kernel:  # the run's kernel, as a user of it types attn_kernel_speed
+        spec = b.scenario["hardware"]  # a preset id, or a mapping on a preset's base
+        hw_id = str(spec.get("base", "")) if isinstance(spec, dict) else str(spec)
+        speed = attention_kernel_speed(hw_id, b.attention_kernel)
+        overrides = {"attn_kernel_speed": speed, **overrides}
     stated = b.scenario.get("recompute")
     chosen = None
     for rc, layers in _recompute_options(b):
         s = _scenario(b, rc, {**({"recompute_layers": layers} if layers else {}), **overrides})
         if hw is not None:
             s = replace(s, hardware=hw)
-        if b.attention_kernel:
-            spec = b.scenario["hardware"]  # a preset id, or a mapping on a preset's base
-            hw_id = str(spec.get("base", s.hardware.id)) if isinstance(spec, dict) else spec
-            eff = attention_kernel_eff(hw_id, s.hardware.attn_eff, b.attention_kernel)
-            s = replace(s, hardware=replace(s.hardware, attn_eff=eff))
         lay = predicted(s)
         chosen = (rc, s, lay)
         if lay["fits_per_gpu"]:

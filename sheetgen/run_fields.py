@@ -598,6 +598,21 @@ FIELDS: tuple[Field, ...] = (
         limit=(0, 1, "a share"),
     ),
     Field(
+        key="attn_kernel_speed",
+        kind="float",
+        default=1.0,
+        doc=(
+            "speed of your attention kernel relative to the one the accelerator's attn_eff "
+            "describes (its Presets source names it: FlashAttention-3 on the Hopper presets, "
+            "FlashAttention-2 on the A100s): FlashAttention-2 on Hopper 0.467 (Shah et al. "
+            "2024, FlashAttention-3, abstract: 35% of the H100 peak against 75%), a Triton "
+            "FlashAttention 1/1.80 of FlashAttention-2 and FlashAttention (v1) 1/2.26 of it "
+            "(Dao 2023, FlashAttention-2, sec. 4: 1.3-2.5x and 1.7-3.0x faster, the ranges' "
+            "geometric middles); 1: that kernel"
+        ),
+        limit=(1e-3, 4, "times the preset kernel's rate"),
+    ),
+    Field(
         key="dp_bucket_params",
         kind="int",
         default=40_000_000,

@@ -148,6 +148,15 @@ def validate(scenario: Scenario, where: str = "") -> None:
             f"{prefix}peak_dtype",
             f"fp8 chosen but {scenario.hardware.id} has no FP8 peak; accepted here: bf16",
         )
+    attn_rate = scenario.hardware.attn_eff * run.attn_kernel_speed
+    if attn_rate > 1:
+        raise SheetgenError(
+            f"{prefix}attn_kernel_speed",
+            f"{run.attn_kernel_speed:g} x {scenario.hardware.id}'s attn_eff "
+            f"{scenario.hardware.attn_eff:g} is {attn_rate:.3g} of the peak; accepted: at "
+            f"most {1 / scenario.hardware.attn_eff:.3g} here (an attention kernel runs at "
+            "most at the peak)",
+        )
     # More micro-batches per step than the batch holds sequences for would make each
     # one a fraction of a sequence and the pipeline bubble vanish (issue 26.9).
     per_replica = run.global_batch_tokens / (run.seq_len * run.micro_batch * run.dp)

@@ -112,13 +112,13 @@ def test_attention_kernel_rates_are_the_papers() -> None:
     """FlashAttention-3 abstract: 75% of the H100's peak against FlashAttention-2's 35%;
     FlashAttention-2 sec. 4: 1.3-2.5x faster than FlashAttention in Triton, 1.7-3.0x
     than FlashAttention (v1), each taken at its range's geometric middle."""
-    eff = benchmarks.attention_kernel_eff
-    assert eff("h100-sxm", 0.55, "fa3") == pytest.approx(0.55)
-    assert eff("h100-sxm", 0.55, "fa2") == pytest.approx(0.55 * 35 / 75)
-    assert eff("h100-sxm", 0.55, "triton") == pytest.approx(0.55 * 35 / 75 / (1.3 * 2.5) ** 0.5)
-    assert eff("a100-80gb", 0.55, "fa2") == pytest.approx(0.55)
-    assert eff("a100-40gb", 0.55, "triton") == pytest.approx(0.55 / (1.3 * 2.5) ** 0.5)
-    assert eff("a100-80gb", 0.55, "fa1") == pytest.approx(0.55 / (1.7 * 3.0) ** 0.5)
+    speed = benchmarks.attention_kernel_speed
+    assert speed("h100-sxm", "fa3") == pytest.approx(1)
+    assert speed("h100-sxm", "fa2") == pytest.approx(35 / 75)
+    assert speed("h100-sxm", "triton") == pytest.approx(35 / 75 / (1.3 * 2.5) ** 0.5)
+    assert speed("a100-80gb", "fa2") == pytest.approx(1)
+    assert speed("a100-40gb", "triton") == pytest.approx(1 / (1.3 * 2.5) ** 0.5)
+    assert speed("a100-80gb", "fa1") == pytest.approx(1 / (1.7 * 3.0) ** 0.5)
     # Each kernel named by a hardware preset's source is the one its attn_eff describes.
     names = {"fa3": "FlashAttention-3", "fa2": "FlashAttention-2"}
     for hw_id, kernel in benchmarks.PRESET_KERNEL.items():
@@ -138,7 +138,35 @@ def test_an_attention_kernel_it_has_no_rate_for_is_refused(hw_id, kernel, says) 
     from sheetgen.errors import SheetgenError
 
     with pytest.raises(SheetgenError, match=says):
-        benchmarks.attention_kernel_eff(hw_id, 0.55, kernel)
+        benchmarks.attention_kernel_speed(hw_id, kernel)
+
+
+def test_attention_kernel_speed_scales_the_attention_time() -> None:
+    """attn_kernel_speed multiplies the attention efficiency and divides the attention
+    time; nothing else of the step changes."""
+    from dataclasses import replace
+
+    s = load_scenarios_from_items([{"name": "a", "model": "llama3-8b", "hardware": "h100-sxm",
+                                    "n_gpus": 8, "seq_len": 32768, "recompute": "full"}])[0]  # fmt: skip
+    slow = replace(s, run=replace(s.run, attn_kernel_speed=35 / 75))
+    a, b = compute(s), compute(slow)
+    assert b["attn_efficiency"] == pytest.approx(a["attn_efficiency"] * 35 / 75, rel=1e-12)
+    assert b["step_attn_seconds"] == pytest.approx(a["step_attn_seconds"] * 75 / 35, rel=1e-12)
+    assert b["step_gemm_seconds"] == pytest.approx(a["step_gemm_seconds"], rel=1e-12)
+    assert b["tokens_per_s_per_gpu_predicted"] < a["tokens_per_s_per_gpu_predicted"]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("5", "--attn-kernel-speed: must be from 0.001 to 4"), ("0", "--attn-kernel-speed: must be > 0"),
+     ("1.9", "accepted: at most 1.82 here")],
+)  # fmt: skip
+def test_an_impossible_kernel_speed_is_one_line(value, says) -> None:
+    result = run("compute", "--model", "llama3-8b", "--hardware", "h100-sxm",
+                 "--n-gpus", "8", "--attn-kernel-speed", value)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], result.output
 
 
 def test_held_out_rows_run_at_their_kernels_rate() -> None:
@@ -513,7 +541,8 @@ MATRIX = [
     {"name": "70B FP8 cp2, typed far from the prediction", "model": "llama3-70b",
      "hardware": "h100-sxm", "n_gpus": 64, "tp": 4, "pp": 4, "pp_virtual_stages": 5, "cp": 2,
      "sequence_parallel": 1, "zero_stage": 1, "peak_dtype": "fp8", "seq_len": 8192,
-     "global_batch_tokens": "1Mi", "mfu": 0.2, "mfu_range": 0.3, "goodput_range": 0.1},
+     "global_batch_tokens": "1Mi", "mfu": 0.2, "mfu_range": 0.3, "goodput_range": 0.1,
+     "attn_kernel_speed": 0.467},
     {"name": "8B FSDP measured", "model": "llama3-8b", "hardware": "a100-80gb", "n_gpus": 32,
      "zero_stage": 3, "measured_tokens_per_s_per_gpu": 3100, "tp_comm_overlap": 0.5,
      "elementwise_passes": 4, "dp_bucket_params": 25000000},
@@ -590,6 +619,13 @@ def test_edits_in_a_spreadsheet_move_the_clock_range_and_verdict(tmp_path: Path)
     low = values[("Summary", "train_days_wall_low", "mfu typed")]
     high = values[("Summary", "train_days_wall_high", "mfu typed")]
     assert low < days < high
+
+
+def load_scenarios_from_items(items: list[dict]):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return load_scenarios_from(Path(folder), items)
 
 
 def load_scenarios_from(folder: Path, items: list[dict]):

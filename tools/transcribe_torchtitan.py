@@ -32,7 +32,7 @@ KERNEL = {
     "name": "fa2",
     "source": (
         "torchtitan at commit 9dec370 calls torch's scaled_dot_product_attention without "
-        "choosing a backend; in the PyTorch nightlies of December 2024 it runs its bundled "
+        "choosing a backend; the PyTorch nightly it ran (1963fc8, 2024-12-23) runs its bundled "
         "FlashAttention-2 on H100, the cuDNN backend being opt-in since pytorch/pytorch#138522 "
         "(pytorch/pytorch#142132, 2024-12-05: SDPA 329 TFLOP/s against cuDNN's 631 on H100)"
     ),

@@ -16,7 +16,9 @@ step's FLOPs):
                fill the chip's tiles and waves runs below the large-GEMM rate
                (NVIDIA, Matrix Multiplication Background User's Guide).
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
-               e_attn = e_attn_max x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
+               e_attn = e_attn_max x k x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
+               (k = attn_kernel_speed: the run's kernel against the one e_attn_max
+               describes, sheetgen.benchmarks.ATTENTION_KERNELS for published ratios)
                under context parallelism: flash attention gets faster with longer
                sequences (Dao 2023, FlashAttention-2; Shah et al. 2024,
                FlashAttention-3: their benchmarks by sequence length), and context
@@ -101,7 +103,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     # Context parallelism splits the sequence into 2 cp chunks (two per rank, for the
     # causal load balance); each attention kernel works on one chunk's queries.
     attn_seq = run.seq_len / (2 * run.cp if run.cp > 1 else 1)
-    attn_eff = hw.attn_eff * attn_seq / (attn_seq + hw.attn_seq_half)
+    attn_eff = hw.attn_eff * run.attn_kernel_speed * attn_seq / (attn_seq + hw.attn_seq_half)
     t_attn = attn_hw * tokens / n / (hw.peak_bf16_tflops * TERA * attn_eff)
 
     # The recomputed layers' forward runs again (Memory's recompute_share, 0 unless full).
