@@ -127,6 +127,16 @@ def benchmarks_dir() -> Path:
     return presets_dir() / "benchmarks"
 
 
+def to_yaml(source_id: str, title: str, runs: list[dict[str, Any]], comment: str) -> str:
+    """A presets/benchmarks/ file as the transcription tools write it (``comment``: its
+    opening lines, each to be prefixed with '# ')."""
+    import yaml
+
+    head = "".join(f"# {line}\n" for line in comment.splitlines())
+    doc = {"source": {"id": source_id, "title": title}, "runs": runs}
+    return head + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True)
+
+
 def load(directory: Path | None = None) -> list[Benchmark]:
     from sheetgen.yaml_load import load_yaml
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-import yaml
+from sheetgen.benchmarks import to_yaml
 
 VOCAB = 50368
 # size -> (d_model, n_layers, n_heads): scripts/train/yamls/pretrain/mpt-<size>.yaml
@@ -168,23 +168,17 @@ def main() -> None:
             item["id"] += f"-r{counts[heading]}"
         seen.add(item["id"])
         runs.append(item)
-    doc = {
-        "source": {
-            "id": "mosaicml",
-            "title": (
-                "MosaicML (Databricks), llm-foundry, scripts/train/benchmarking/README.md, "
-                "'MPT Training Benchmarks' (throughput of MPT models 1B-70B on H100 80GB BF16 "
-                "and FP8, A100 80GB and A100 40GB, PyTorch FSDP), "
-                f"github.com/mosaicml/llm-foundry at commit {commit}"
-            ),
-        },
-        "runs": runs,
-    }
-    head = (
-        "# Held-out published runs (sheetgen benchmark-check): never used to fit, transcribed\n"
-        "# by tools/transcribe_llm_foundry.py from the source named below.\n"
+    title = (
+        "MosaicML (Databricks), llm-foundry, scripts/train/benchmarking/README.md, "
+        "'MPT Training Benchmarks' (throughput of MPT models 1B-70B on H100 80GB BF16 "
+        "and FP8, A100 80GB and A100 40GB, PyTorch FSDP), "
+        f"github.com/mosaicml/llm-foundry at commit {commit}"
     )
-    sys.stdout.write(head + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True))
+    comment = (
+        "Held-out published runs (sheetgen benchmark-check): never used to fit, transcribed\n"
+        "by tools/transcribe_llm_foundry.py from the source named below."
+    )
+    sys.stdout.write(to_yaml("mosaicml", title, runs, comment))
 
 
 if __name__ == "__main__":

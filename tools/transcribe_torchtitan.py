@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-import yaml
+from sheetgen.benchmarks import to_yaml
 
 COMMIT = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
 SRC = "benchmarks/llama3_h100_202412_torchtitan.md"
@@ -46,6 +46,11 @@ COMMON_NOTE = (
     "every row carries up to +-8.5% from this alone; recipe fsdp-bf16 (FSDP2, BF16 "
     "parameters for compute, FP32 reduction: torchtitan's mixed-precision defaults)"
 )
+# The order the scenario's keys are written in (Table 2 and 6 build theirs from parts).
+LAYOUT_ORDER = (
+    "model", "n_gpus", "seq_len", "tp", "pp", "cp", "sequence_parallel",
+    "global_batch_tokens", "micro_batch", "zero_stage", "peak_dtype", "recompute",
+)  # fmt: skip
 OP_SAC = (
     "selective activation checkpointing, torchtitan's 'op' policy (train_configs/llama3_8b.toml "
     "at 9dec370; parallelize_llama.py: every other matmul output and the attention output "
@@ -73,215 +78,154 @@ def row(rid, table, rownum, what, scen, tps, mem_gib, note):
     }
 
 
-runs = []
-t1 = "Table 1 (1D parallelism, FSDP; Llama 3.1 8B; 8 GPUs; local batch 2, global 16)"
-t3 = "Table 3 (1D parallelism, FSDP; Llama 3.1 8B; 128 GPUs; local batch 2, global 256)"
-for table, gpus, tag, rows in (
-    (
-        t1,
-        8,
-        "g8",
-        [
-            ("FSDP", 5762, 82.4, "bf16"),
-            ("FSDP + torch.compile", 6667, 77.0, "bf16"),
-            ("FSDP + torch.compile + Float8", 8532, 76.8, "fp8"),
-        ],
-    ),
-    (
-        t3,
-        128,
-        "g128",
-        [
-            ("FSDP", 5605, 67.0, "bf16"),
-            ("FSDP + torch.compile", 6514, 62.0, "bf16"),
-            ("FSDP + torch.compile + Float8", 8380, 61.8, "fp8"),
-        ],
-    ),
-):
-    for i, (what, tps, mem, dt) in enumerate(rows, 1):
-        suffix = {1: "fsdp", 2: "fsdp-compile", 3: "fsdp-compile-fp8"}[i]
-        runs.append(
-            row(
-                f"torchtitan-llama3-8b-{tag}-{suffix}",
-                table,
-                i,
-                what,
-                {
-                    "model": "llama3-8b",
-                    "n_gpus": gpus,
-                    "seq_len": 8192,
-                    "global_batch_tokens": 2 * gpus * 8192,
-                    "micro_batch": 2,
-                    "zero_stage": 3,
-                    "peak_dtype": dt,
-                    "recompute": "full",
-                    "recompute_layers": 16,
-                },
-                tps,
-                mem,
+def table_1_and_3() -> list[dict]:
+    """FSDP alone on 8 and 128 GPUs: Llama 3.1 8B, local batch 2, op-level checkpointing."""
+    out = []
+    techniques = (
+        ("FSDP", "fsdp", "bf16"),
+        ("FSDP + torch.compile", "fsdp-compile", "bf16"),
+        ("FSDP + torch.compile + Float8", "fsdp-compile-fp8", "fp8"),
+    )
+    for number, gpus, printed in (
+        (1, 8, [(5762, 82.4), (6667, 77.0), (8532, 76.8)]),
+        (3, 128, [(5605, 67.0), (6514, 62.0), (8380, 61.8)]),
+    ):
+        table = (
+            f"Table {number} (1D parallelism, FSDP; Llama 3.1 8B; {gpus} GPUs; local batch 2, "
+            f"global {2 * gpus})"
+        )
+        for i, ((what, suffix, dtype), (tps, mem)) in enumerate(
+            zip(techniques, printed, strict=True), 1
+        ):
+            layout = {"model": "llama3-8b", "n_gpus": gpus, "seq_len": 8192,
+                      "global_batch_tokens": 2 * gpus * 8192, "micro_batch": 2,
+                      "zero_stage": 3, "peak_dtype": dtype, "recompute": "full",
+                      "recompute_layers": 16}  # fmt: skip
+            note = (
                 f"sequence 8,192 (train_configs/llama3_8b.toml at 9dec370); {OP_SAC}; "
-                "torch.compile is not an input of the model: the rows with and without it are "
-                "predicted alike",
+                "torch.compile is not an input of the model: the rows with and without it "
+                "are predicted alike"
             )
-        )
-t2 = (
-    "Table 2 (FSDP + CP + torch.compile + Float8; Llama 3.1 8B; 8 GPUs; local batch 1; "
-    "full activation checkpointing)"
-)
-for i, (fsdp, cp, seq, tps, mem) in enumerate(
-    [
-        (8, 1, 32768, 3890, 83.9),
-        (4, 2, 65536, 2540, 84.2),
-        (2, 4, 131072, 1071, 84.0),
-        (1, 8, 262144, 548, 84.5),
-    ],
-    1,
-):
-    runs.append(
-        row(
-            f"torchtitan-llama3-8b-g8-cp{cp}-s{seq}",
-            t2,
-            i,
-            f"FSDP {fsdp}, CP {cp}, sequence {seq}",
-            {
-                "model": "llama3-8b",
-                "n_gpus": 8,
-                "seq_len": seq,
-                "cp": cp,
-                "global_batch_tokens": fsdp * seq,
-                "micro_batch": 1,
-                "zero_stage": 3,
-                "peak_dtype": "fp8",
-                "recompute": "full",
-            },
-            tps,
-            mem,
-            "full activation checkpointing",
-        )
-    )
-t4 = (
-    "Table 4 (2D: FSDP + TP + torch.compile + Float8; Llama 3.1 70B; 256 GPUs, FSDP 32, "
-    "TP 8; local batch 16, global 512; full activation checkpointing)"
-)
-for i, (what, tps, mem, sfx) in enumerate(
-    [("2D", 829, 71.9, "2d"), ("2D + AsyncTP", 876, 67.6, "2d-asynctp")], 1
-):
-    runs.append(
-        row(
-            f"torchtitan-llama3-70b-g256-{sfx}",
-            t4,
-            i,
-            what,
-            {
-                "model": "llama3-70b",
-                "n_gpus": 256,
-                "seq_len": 8192,
-                "tp": 8,
-                "sequence_parallel": 1,
-                "global_batch_tokens": 512 * 8192,
-                "micro_batch": 16,
-                "zero_stage": 3,
-                "peak_dtype": "fp8",
-                "recompute": "full",
-            },
-            tps,
-            mem,
-            "sequence 8,192 (train_configs/llama3_70b.toml at 9dec370); torchtitan's tensor "
-            "parallel plan shards the norms' sequence (sequence parallelism); no gradient "
-            "accumulation, so the local batch of 16 is the micro-batch; AsyncTP is not an input "
-            "of the model: both rows are predicted alike",
-        )
-    )
-t5 = (
-    "Table 5 (3D: FSDP + TP + PP + torch.compile + Float8 + AsyncTP; Llama 3.1 405B; 512 GPUs, "
-    "FSDP 8, TP 8, PP 8; local batch 32, global 256; full activation checkpointing)"
-)
-for i, (what, v, tps, mem, sfx) in enumerate(
-    [("1F1B", 1, 100, 82.5, "1f1b"), ("Interleaved 1F1B", 2, 128, 72.7, "interleaved")], 1
-):
-    runs.append(
-        row(
-            f"torchtitan-llama3-405b-g512-pp8-{sfx}",
-            t5,
-            i,
-            what,
-            {
-                "model": "llama3-405b",
-                "n_gpus": 512,
-                "seq_len": 8192,
-                "tp": 8,
-                "pp": 8,
-                "pp_virtual_stages": v,
-                "sequence_parallel": 1,
-                "global_batch_tokens": 256 * 8192,
-                "micro_batch": 4,
-                "zero_stage": 2,
-                "peak_dtype": "fp8",
-                "recompute": "full",
-            },
-            tps,
-            mem,
-            "sequence 8,192 (train_configs/llama3_405b.toml at 9dec370); micro-batches: the "
-            "pipeline degree, 8 (config_manager.py default), so 32 / 8 = 4 sequences each; "
-            "interleaving: 2 stages per rank (pipelining_utils.generate_split_points default); "
-            "with pipeline parallelism FSDP does not reshard after forward (parallelize_llama.py): "
-            "ZeRO-2 memory",
-        )
-    )
-t6 = (
-    "Table 6 (4D: FSDP + TP + PP + CP + torch.compile + Float8 + AsyncTP + 1F1B; Llama 3.1 "
-    "405B; 512 GPUs, TP 8, PP 8; local batch 8; full activation checkpointing)"
-)
-for i, (fsdp, cp, seq, tps, mem) in enumerate(
-    [
-        (8, 1, 32768, 76, 75.3),
-        (4, 2, 65536, 47, 75.9),
-        (2, 4, 131072, 31, 77.1),
-        (1, 8, 262144, 16, 84.9),
-    ],
-    1,
-):
-    runs.append(
-        row(
-            f"torchtitan-llama3-405b-g512-cp{cp}-s{seq}",
-            t6,
-            i,
-            f"FSDP {fsdp}, CP {cp}, sequence {seq}",
-            {
-                "model": "llama3-405b",
-                "n_gpus": 512,
-                "seq_len": seq,
-                "tp": 8,
-                "pp": 8,
-                "cp": cp,
-                "sequence_parallel": 1,
-                "global_batch_tokens": fsdp * 8 * seq,
-                "micro_batch": 1,
-                "zero_stage": 2,
-                "peak_dtype": "fp8",
-                "recompute": "full",
-            },
-            tps,
-            mem,
-            "micro-batches: the pipeline degree, 8 (config_manager.py default), so one sequence "
-            "each; with pipeline parallelism FSDP does not reshard after forward: ZeRO-2 memory",
-        )
-    )
+            rid = f"torchtitan-llama3-8b-g{gpus}-{suffix}"
+            out.append(row(rid, table, i, what, layout, tps, mem, note))
+    return out
 
-doc = {
-    "source": {
-        "id": "torchtitan",
-        "title": (
-            "PyTorch torchtitan team, 'Llama 3.1 8B, 70B, 405B' performance benchmarks on H100 "
-            f"(end of 2024; torch 1963fc8, torchao eab345c, torchtitan 9dec370), {SRC}, "
-            f"github.com/pytorch/torchtitan at commit {COMMIT} (first published as "
-            "docs/performance.md)"
+
+# Context parallelism at four sequence lengths: (FSDP degree, CP degree, sequence,
+# tokens/s per GPU, peak GiB), each table's rows in order.
+CP_ROWS = {
+    2: [(8, 1, 32768, 3890, 83.9), (4, 2, 65536, 2540, 84.2), (2, 4, 131072, 1071, 84.0),
+        (1, 8, 262144, 548, 84.5)],
+    6: [(8, 1, 32768, 76, 75.3), (4, 2, 65536, 47, 75.9), (2, 4, 131072, 31, 77.1),
+        (1, 8, 262144, 16, 84.9)],
+}  # fmt: skip
+
+
+def table_2_and_6() -> list[dict]:
+    """FSDP x CP at 32K-262K tokens: 8B on 8 GPUs, and 405B on 512 with TP 8 and PP 8."""
+    tables = {
+        2: (
+            "Table 2 (FSDP + CP + torch.compile + Float8; Llama 3.1 8B; 8 GPUs; local batch 1; "
+            "full activation checkpointing)",
+            "8b-g8",
+            {"model": "llama3-8b", "n_gpus": 8, "zero_stage": 3},
+            1,
+            "full activation checkpointing",
         ),
-    },
-    "runs": runs,
-}
-head = (
-    "# Held-out published runs (sheetgen benchmark-check): never used to fit; transcribed\n"
-    "# from the source named below by hand, each row naming its table and row.\n"
-)
-sys.stdout.write(head + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True))
+        6: (
+            "Table 6 (4D: FSDP + TP + PP + CP + torch.compile + Float8 + AsyncTP + 1F1B; "
+            "Llama 3.1 405B; 512 GPUs, TP 8, PP 8; local batch 8; full activation "
+            "checkpointing)",
+            "405b-g512",
+            {
+                "model": "llama3-405b",
+                "n_gpus": 512,
+                "tp": 8,
+                "pp": 8,
+                "sequence_parallel": 1,
+                "zero_stage": 2,
+            },  # fmt: skip
+            8,
+            "micro-batches: the pipeline degree, 8 (config_manager.py default), so one "
+            "sequence each; with pipeline parallelism FSDP does not reshard after forward: "
+            "ZeRO-2 memory",
+        ),
+    }
+    out = []
+    for number, (table, tag, base, local_batch, note) in tables.items():
+        for i, (fsdp, cp, seq, tps, mem) in enumerate(CP_ROWS[number], 1):
+            layout = {**base, "seq_len": seq, "cp": cp,
+                      "global_batch_tokens": fsdp * local_batch * seq, "micro_batch": 1,
+                      "peak_dtype": "fp8", "recompute": "full"}  # fmt: skip
+            layout = {k: layout[k] for k in LAYOUT_ORDER if k in layout}
+            what = f"FSDP {fsdp}, CP {cp}, sequence {seq}"
+            out.append(row(f"torchtitan-llama3-{tag}-cp{cp}-s{seq}", table, i, what, layout,
+                           tps, mem, note))  # fmt: skip
+    return out
+
+
+def table_4() -> list[dict]:
+    """FSDP 32 x TP 8: Llama 3.1 70B on 256 GPUs, local batch 16."""
+    table = (
+        "Table 4 (2D: FSDP + TP + torch.compile + Float8; Llama 3.1 70B; 256 GPUs, FSDP 32, "
+        "TP 8; local batch 16, global 512; full activation checkpointing)"
+    )
+    note = (
+        "sequence 8,192 (train_configs/llama3_70b.toml at 9dec370); torchtitan's tensor "
+        "parallel plan shards the norms' sequence (sequence parallelism); no gradient "
+        "accumulation, so the local batch of 16 is the micro-batch; AsyncTP is not an input "
+        "of the model: both rows are predicted alike"
+    )
+    layout = {"model": "llama3-70b", "n_gpus": 256, "seq_len": 8192, "tp": 8,
+              "sequence_parallel": 1, "global_batch_tokens": 512 * 8192, "micro_batch": 16,
+              "zero_stage": 3, "peak_dtype": "fp8", "recompute": "full"}  # fmt: skip
+    printed = [("2D", 829, 71.9, "2d"), ("2D + AsyncTP", 876, 67.6, "2d-asynctp")]
+    return [
+        row(f"torchtitan-llama3-70b-g256-{sfx}", table, i, what, dict(layout), tps, mem, note)
+        for i, (what, tps, mem, sfx) in enumerate(printed, 1)
+    ]
+
+
+def table_5() -> list[dict]:
+    """FSDP 8 x TP 8 x PP 8: Llama 3.1 405B on 512 GPUs, 1F1B and interleaved."""
+    table = (
+        "Table 5 (3D: FSDP + TP + PP + torch.compile + Float8 + AsyncTP; Llama 3.1 405B; 512 "
+        "GPUs, FSDP 8, TP 8, PP 8; local batch 32, global 256; full activation checkpointing)"
+    )
+    note = (
+        "sequence 8,192 (train_configs/llama3_405b.toml at 9dec370); micro-batches: the "
+        "pipeline degree, 8 (config_manager.py default), so 32 / 8 = 4 sequences each; "
+        "interleaving: 2 stages per rank (pipelining_utils.generate_split_points default); "
+        "with pipeline parallelism FSDP does not reshard after forward (parallelize_llama.py): "
+        "ZeRO-2 memory"
+    )
+    printed = [("1F1B", 1, 100, 82.5, "1f1b"), ("Interleaved 1F1B", 2, 128, 72.7, "interleaved")]
+    out = []
+    for i, (what, v, tps, mem, sfx) in enumerate(printed, 1):
+        layout = {"model": "llama3-405b", "n_gpus": 512, "seq_len": 8192, "tp": 8, "pp": 8,
+                  "pp_virtual_stages": v, "sequence_parallel": 1,
+                  "global_batch_tokens": 256 * 8192, "micro_batch": 4, "zero_stage": 2,
+                  "peak_dtype": "fp8", "recompute": "full"}  # fmt: skip
+        out.append(row(f"torchtitan-llama3-405b-g512-pp8-{sfx}", table, i, what, layout, tps,
+                       mem, note))  # fmt: skip
+    return out
+
+
+def main() -> None:
+    with_cp = table_2_and_6()  # tables 2 and 6, four rows each
+    runs = table_1_and_3() + with_cp[:4] + table_4() + table_5() + with_cp[4:]
+    title = (
+        "PyTorch torchtitan team, 'Llama 3.1 8B, 70B, 405B' performance benchmarks on H100 "
+        f"(end of 2024; torch 1963fc8, torchao eab345c, torchtitan 9dec370), {SRC}, "
+        f"github.com/pytorch/torchtitan at commit {COMMIT} (first published as "
+        "docs/performance.md)"
+    )
+    comment = (
+        "Held-out published runs (sheetgen benchmark-check): never used to fit; transcribed\n"
+        "from the source named below by hand, each row naming its table and row."
+    )
+    sys.stdout.write(to_yaml("torchtitan", title, runs, comment))
+
+
+if __name__ == "__main__":
+    main()
