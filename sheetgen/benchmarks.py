@@ -51,10 +51,11 @@ SUMMARIES = (
 )
 WITHIN = 0.15  # the band the summary counts rows inside (the one-clock issue's ±15%)
 
-# Attention kernels, by speed relative to FlashAttention-2 on the same GPU (forward +
-# backward, head dimension 128, long sequences).  Sources:
+# Attention kernels, by speed relative to FlashAttention-2 on the same GPU (head
+# dimension 128, long sequences), applied to forward and backward alike.  Sources:
 #   fa3     Shah et al. 2024, FlashAttention-3 (arXiv:2407.08608), abstract: FA3 reaches
-#           up to 75% of the H100's BF16 peak where FA2 reaches 35%: 75 / 35 (Hopper only);
+#           up to 75% of the H100's BF16 peak where FA2 reaches 35% (forward-pass
+#           figures): 75 / 35 (Hopper only);
 #   fa2     Dao 2023, FlashAttention-2 (arXiv:2307.08691): the unit;
 #   triton  the same paper, sec. 4: FA2 is 1.3-2.5x faster than FlashAttention in Triton
 #           (sec. 4.1: 1.3-1.5x in the forward pass, about 2x in the backward); the
