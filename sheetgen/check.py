@@ -25,7 +25,7 @@ kind ``warning`` and do not count as problems.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +135,15 @@ def recalculated_values(path: Path, engine: str, timeout: float) -> dict:
         raise SheetgenError("--engine", f"{engine} could not recalculate {path}: {e}") from None
 
 
+def shown_names(values: dict, typed: list[str]) -> list[str]:
+    """The scenario names as the recalculated Inputs ``scenario_name`` row shows them, in
+    column order (every sheet's header shows that row, and the engine's values are keyed
+    by it): a name typed as a formula is known only once it is computed.  ``typed``
+    (the cells as typed) when the engine gave a different number of columns."""
+    shown = [str(s) for (sheet, key, s) in values if sheet == "Inputs" and key == "scenario_name"]
+    return shown if len(shown) == len(typed) else typed
+
+
 def check_workbook(
     path: str | Path, engine: str = "libreoffice", timeout: float = 180, rel: float = 1e-9
 ) -> Report:
@@ -152,9 +161,9 @@ def check_workbook(
     inputs_layout = sheet_layout(wb["Inputs"])
     if inputs_layout is None or not inputs_layout.scenarios:
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
-    names = scenario_names(wb)  # the Inputs scenario_name row: every header shows it
     results = scenario_results(path, (wb, stored))
     values = recalculated_values(path, engine, timeout)
+    names = shown_names(values, scenario_names(wb))
     layout = file_layout(wb, len(names))
     findings: list[Finding] = []
     reference: dict[str, dict[str, Any]] = {}
@@ -167,7 +176,7 @@ def check_workbook(
             field = key.rstrip(")") if key else field
             findings.append(Finding("input invalid", "Inputs", field, name, detail=detail))
         else:
-            reference[name] = compute(result)
+            reference[name] = compute(replace(result, name=name))  # the name as computed
     compared = 0
     for t in load_templates():
         if t.sheet not in wb.sheetnames:

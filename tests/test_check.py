@@ -203,6 +203,31 @@ def test_unknown_model_gives_error_values(book: Path) -> None:
     assert any(f.kind == "error value" and f.key == "n_layers" for f in report.problems)
 
 
+def test_a_name_typed_as_a_formula(book: Path, tmp_path: Path) -> None:
+    """A scenario name a person types as a formula is the name it computes (every sheet's
+    header shows that): the plan checks clean; a formula that computes an error is
+    reported on the name's cell, not as every cell of the column gone blank."""
+    broken = tmp_path / "broken.xlsx"
+    broken.write_bytes(book.read_bytes())
+
+    def named(formula):
+        def fn(wb):
+            ws = wb["Inputs"]
+            ws.cell(row=rows_of(ws)["scenario_name"], column=4).value = formula
+
+        return fn
+
+    edit(book, named('="Team "&"A"'))
+    report = check_workbook(book, engine=ONE_ENGINE)
+    assert not report.problems, report.problems[:5]
+    assert report.scenarios[0] == "Team A"
+    edit(broken, named("=Team A's plan"))
+    bad = check_workbook(broken, engine=ONE_ENGINE)
+    assert ("error value", "scenario_name") in {(f.kind, f.key) for f in bad.problems}
+    assert not any(f.kind == "blank" for f in bad.problems)
+    assert len(bad.problems) < 50
+
+
 def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(main, ["check", str(book), "--engine", ONE_ENGINE])
