@@ -128,6 +128,12 @@ def benchmarks_dir() -> Path:
     return presets_dir() / "benchmarks"
 
 
+def _preset_id(scenario: dict[str, Any]) -> str:
+    """The hardware preset a row's scenario runs on: its id, or its mapping's ``base``."""
+    spec = scenario["hardware"]
+    return str(spec.get("base", "")) if isinstance(spec, dict) else str(spec)
+
+
 def to_yaml(source_id: str, title: str, runs: list[dict[str, Any]], comment: str) -> str:
     """A presets/benchmarks/ file as the transcription tools write it (``comment``: its
     opening lines, each to be prefixed with '# ')."""
@@ -155,12 +161,11 @@ def load(directory: Path | None = None) -> list[Benchmark]:
             if conv not in CONVENTIONS:
                 raise SheetgenError(f"{where}.published.flop_convention", f"got {short(conv)}")
             kernel = run.get("attention_kernel") or {}
-            if kernel and kernel.get("name") not in ATTENTION_KERNELS:
-                accepted = ", ".join(ATTENTION_KERNELS)
-                got = short(kernel.get("name"))
-                raise SheetgenError(
-                    f"{where}.attention_kernel.name", f"got {got}; accepted: {accepted}"
-                )
+            if kernel:  # a kernel it has a rate for, on that hardware
+                try:
+                    attention_kernel_speed(_preset_id(run["scenario"]), str(kernel.get("name")))
+                except SheetgenError as e:
+                    raise SheetgenError(f"{where}.attention_kernel", e.message) from None
             out.append(
                 Benchmark(
                     id=run["id"],
@@ -221,9 +226,7 @@ def evaluate(b: Benchmark, overrides: dict[str, Any] | None = None, hw=None) -> 
 
     overrides = overrides or {}
     if b.attention_kernel:  # the run's kernel, as a user of it types attn_kernel_speed
-        spec = b.scenario["hardware"]  # a preset id, or a mapping on a preset's base
-        hw_id = str(spec.get("base", "")) if isinstance(spec, dict) else str(spec)
-        speed = attention_kernel_speed(hw_id, b.attention_kernel)
+        speed = attention_kernel_speed(_preset_id(b.scenario), b.attention_kernel)
         overrides = {"attn_kernel_speed": speed, **overrides}
     stated = b.scenario.get("recompute")
     chosen = None

@@ -141,6 +141,17 @@ def test_an_attention_kernel_it_has_no_rate_for_is_refused(hw_id, kernel, says) 
         benchmarks.attention_kernel_speed(hw_id, kernel)
 
 
+def test_a_row_naming_a_kernel_without_a_rate_is_refused_where_it_stands(tmp_path) -> None:
+    from sheetgen.errors import SheetgenError
+
+    run_ = {"id": "x", "row": "r", "role": "holdout", "scenario": {"hardware": "a100-80gb"},
+            "attention_kernel": {"name": "fa3", "source": "s"},
+            "published": {"flop_convention": "printed", "tokens_per_s_per_gpu": 1}}  # fmt: skip
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump({"source": {"id": "t"}, "runs": [run_]}))
+    with pytest.raises(SheetgenError, match=r"t.yaml: x.attention_kernel: fa3 runs on Hopper"):
+        benchmarks.load(tmp_path)
+
+
 def test_attention_kernel_speed_scales_the_attention_time() -> None:
     """attn_kernel_speed multiplies the attention efficiency and divides the attention
     time; nothing else of the step changes."""

@@ -46,11 +46,6 @@ COMMON_NOTE = (
     "every row carries up to +-8.5% from this alone; recipe fsdp-bf16 (FSDP2, BF16 "
     "parameters for compute, FP32 reduction: torchtitan's mixed-precision defaults)"
 )
-# The order the scenario's keys are written in (Table 2 and 6 build theirs from parts).
-LAYOUT_ORDER = (
-    "model", "n_gpus", "seq_len", "tp", "pp", "cp", "sequence_parallel",
-    "global_batch_tokens", "micro_batch", "zero_stage", "peak_dtype", "recompute",
-)  # fmt: skip
 OP_SAC = (
     "selective activation checkpointing, torchtitan's 'op' policy (train_configs/llama3_8b.toml "
     "at 9dec370; parallelize_llama.py: every other matmul output and the attention output "
@@ -157,7 +152,6 @@ def table_2_and_6() -> list[dict]:
             layout = {**base, "seq_len": seq, "cp": cp,
                       "global_batch_tokens": fsdp * local_batch * seq, "micro_batch": 1,
                       "peak_dtype": "fp8", "recompute": "full"}  # fmt: skip
-            layout = {k: layout[k] for k in LAYOUT_ORDER if k in layout}
             what = f"FSDP {fsdp}, CP {cp}, sequence {seq}"
             out.append(row(f"torchtitan-llama3-{tag}-cp{cp}-s{seq}", table, i, what, layout,
                            tps, mem, note))  # fmt: skip
