@@ -24,6 +24,10 @@ publishes partial recomputation states ``recompute_layers``, the layers per stag
 recomputed); a row's ``mem_headroom`` is 0 (a run that ran fitted in the whole
 memory), unless the row says otherwise.
 
+A source may say ``blind: true``: its rows were written down before their first
+prediction and nothing in the model changed because of them; the summary then gives
+the blind rows a line of their own.
+
 A row may name the attention kernel its run used (``attention_kernel``: name and
 where the source says so); the run is then predicted with that kernel's speed
 relative to the hardware preset's kernel (``ATTENTION_KERNELS``) as its
@@ -103,6 +107,9 @@ class Benchmark:
     notes: str = ""
     attention_kernel: str = ""  # "" = the hardware preset's own attn_eff
     attention_kernel_source: str = ""
+    # The source's rows were written down before their first prediction and nothing in
+    # the model changed because of them (its file's ``source.blind``).
+    blind: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,13 +141,15 @@ def _preset_id(scenario: dict[str, Any]) -> str:
     return str(spec.get("base", "")) if isinstance(spec, dict) else str(spec)
 
 
-def to_yaml(source_id: str, title: str, runs: list[dict[str, Any]], comment: str) -> str:
+def to_yaml(
+    source_id: str, title: str, runs: list[dict[str, Any]], comment: str, *, blind: bool
+) -> str:
     """A presets/benchmarks/ file as the transcription tools write it (``comment``: its
-    opening lines, each to be prefixed with '# ')."""
+    opening lines, each to be prefixed with '# '; ``blind``: predicted as first written)."""
     import yaml
 
     head = "".join(f"# {line}\n" for line in comment.splitlines())
-    doc = {"source": {"id": source_id, "title": title}, "runs": runs}
+    doc = {"source": {"id": source_id, "title": title, "blind": blind}, "runs": runs}
     return head + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True)
 
 
@@ -152,6 +161,11 @@ def load(directory: Path | None = None) -> list[Benchmark]:
     for path in sorted(directory.glob("*.yaml")):
         doc = load_yaml(path.read_text(encoding="utf-8"), str(path))
         source = doc["source"]["id"]
+        blind = doc["source"].get("blind", False)
+        if not isinstance(blind, bool):
+            raise SheetgenError(
+                f"{path.name}: source.blind", f"got {short(blind)}; accepted: true, false"
+            )
         for run in doc["runs"]:
             where = f"{path.name}: {run.get('id', '?')}"
             if run.get("role") not in ROLES:
@@ -177,6 +191,7 @@ def load(directory: Path | None = None) -> list[Benchmark]:
                     notes=run.get("notes", ""),
                     attention_kernel=kernel.get("name", ""),
                     attention_kernel_source=kernel.get("source", ""),
+                    blind=blind,
                 )
             )
     return out
@@ -293,7 +308,8 @@ def summary_line(summary: Summary, label: str) -> str:
 
 def summary_lines(results: list[Result]) -> list[str]:
     """The summary line of each role present (held-out rows also per source, when they
-    come from more than one), then of all rows when more than one role is present."""
+    come from more than one, and the blind sources' rows together, when some are not
+    blind), then of all rows when more than one role is present."""
     lines: list[str] = []
     several_roles = len({r.bench.role for r in results}) > 1
     summaries = [(label, role) for label, role in SUMMARIES if role is not None or several_roles]
@@ -306,6 +322,10 @@ def summary_lines(results: list[Result]) -> list[str]:
             for source in sources:
                 rows = [r for r in subset if r.bench.source == source]
                 lines.append(summary_line(summarize(rows), f"{label}, {source}"))
+            blind = [r for r in subset if r.bench.blind]
+            if blind and len(blind) < len(subset):  # the rows that are a blind test
+                names = ", ".join(sorted({r.bench.source for r in blind}))
+                lines.append(summary_line(summarize(blind), f"{label} predicted blind ({names})"))
     return lines
 
 

@@ -84,7 +84,8 @@ def test_no_shipped_row_drifts_past_its_stated_error(r) -> None:
 def test_every_row_names_its_source_and_role() -> None:
     rows = benchmarks.load()
     assert len({b.id for b in rows}) == len(rows)
-    assert {b.source for b in rows} == {"megatron2021", "llama3", "nemo", "mosaicml", "torchtitan"}
+    held = {"mosaicml", "torchtitan", "torchtitan-a100", "fms-fsdp"}
+    assert {b.source for b in rows} == {"megatron2021", "llama3", "nemo", *held}
     for b in rows:
         assert b.row and b.role in ("fit", "check", "holdout"), b.id
     calibration = [b for b in rows if b.role != "holdout"]
@@ -93,7 +94,7 @@ def test_every_row_names_its_source_and_role() -> None:
     assert len(fit) < len(calibration) / 2, "most calibration rows must only be checked"
     # Another organisation's runs are held out whole: no source is both fitted and held out.
     held_sources = {b.source for b in rows if b.role == "holdout"}
-    assert held_sources == {"mosaicml", "torchtitan"}
+    assert held_sources == held
     assert not held_sources & {b.source for b in calibration}
 
 
@@ -152,6 +153,33 @@ def test_a_row_naming_a_kernel_without_a_rate_is_refused_where_it_stands(tmp_pat
         benchmarks.load(tmp_path)
 
 
+def test_blind_sources_are_marked_and_summed_on_their_own() -> None:
+    """The sources predicted as first written say so (``blind: true``); the MosaicML
+    rows, which prompted the kernel input, and the calibration rows do not; the summary
+    gives the blind rows a line of their own."""
+    rows = benchmarks.load()
+    assert {b.source for b in rows if b.blind} == {"torchtitan", "torchtitan-a100", "fms-fsdp"}
+    assert all(b.role == "holdout" for b in rows if b.blind)
+    lines = benchmarks.summary_lines(HELD_OUT)
+    blind = [ln for ln in lines if ln.startswith("held-out rows predicted blind")]
+    assert blind == [ln for ln in blind if "(fms-fsdp, torchtitan, torchtitan-a100): 34 runs" in ln]
+    assert len(blind) == 1
+
+
+def test_a_blind_flag_that_is_not_true_or_false_is_refused(tmp_path) -> None:
+    import yaml
+
+    from sheetgen.errors import SheetgenError
+
+    (tmp_path / "t.yaml").write_text(
+        yaml.safe_dump({"source": {"id": "t", "blind": "yes"}, "runs": []})
+    )
+    with pytest.raises(
+        SheetgenError, match=r"t.yaml: source.blind: got 'yes'; accepted: true, false"
+    ):
+        benchmarks.load(tmp_path)
+
+
 def test_attention_kernel_speed_scales_the_attention_time() -> None:
     """attn_kernel_speed multiplies the attention efficiency and divides the attention
     time; nothing else of the step changes."""
@@ -190,8 +218,13 @@ def test_held_out_rows_run_at_their_kernels_rate() -> None:
     kernels = {}
     for r in HELD_OUT:
         b = r.bench
-        if b.source == "torchtitan":  # PyTorch's SDPA: its bundled FlashAttention-2
+        if b.source in ("torchtitan", "torchtitan-a100"):  # PyTorch's SDPA: FlashAttention-2
             assert b.attention_kernel == "fa2" and "scaled_dot_product_attention" in (
+                b.attention_kernel_source
+            ), b.id
+            continue
+        if b.source == "fms-fsdp":  # its README: 'SDPA implementation of Flash attention v2'
+            assert b.attention_kernel == "fa2" and "Flash attention v2" in (
                 b.attention_kernel_source
             ), b.id
             continue
@@ -212,16 +245,43 @@ def test_held_out_rows_run_at_their_kernels_rate() -> None:
     assert at_preset > 1.2 * r.predicted_tps
 
 
-def test_torchtitan_rows_are_what_their_transcription_writes() -> None:
-    """presets/benchmarks/torchtitan.yaml is tools/transcribe_torchtitan.py's output, so
-    each row's derived inputs (global batch, micro-batches, resharding) are the script's
-    stated rules, not hand edits."""
+@pytest.mark.parametrize(
+    ("script", "args", "yaml_name"),
+    [
+        ("transcribe_torchtitan.py", [], "torchtitan.yaml"),
+        ("transcribe_fsdp_2024.py", ["torchtitan-a100"], "torchtitan_a100.yaml"),
+        ("transcribe_fsdp_2024.py", ["fms-fsdp"], "fms_fsdp.yaml"),
+    ],
+)
+def test_held_out_rows_are_what_their_transcription_writes(script, args, yaml_name) -> None:
+    """A hand-transcribed source's presets/benchmarks/ file is its tool's output, so each
+    row's derived inputs (global batch, micro-batches, resharding, the checkpointed
+    layers) are the script's stated rules, not hand edits."""
     import subprocess
     import sys
 
-    script = ROOT / "tools" / "transcribe_torchtitan.py"
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
-    assert out.stdout == (ROOT / "presets" / "benchmarks" / "torchtitan.yaml").read_text()
+    cmd = [sys.executable, str(ROOT / "tools" / script), *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout == (ROOT / "presets" / "benchmarks" / yaml_name).read_text()
+
+
+def test_fms_checkpointed_layers_follow_the_published_hfu_over_mfu() -> None:
+    """fms-fsdp prints 'Selective AC' without its share; the rows recompute
+    3 x (HFU / MFU - 1) of the layers from the source's own second table, e.g. the
+    A100 13B row: 3 x (0.69 / 0.61 - 1) = 0.393 of 40 layers = 16."""
+    rows = {b.id: b for b in benchmarks.load() if b.source == "fms-fsdp"}
+    assert len(rows) == 8
+    expect = {"13b-g128-a100": 16, "34b-g96-h100": 42, "70b-g96-h100": 57, "13b-g96-h100": 8}
+    for tail, layers in expect.items():
+        s = rows[f"fms-llama2-{tail}"].scenario
+        assert (s["recompute"], s["recompute_layers"]) == ("full", layers), tail
+    for tail in ("34b-g128-a100", "70b-g128-a100"):  # HFU / MFU = 0.74 / 0.55: every layer
+        s = rows[f"fms-llama2-{tail}"].scenario
+        assert s["recompute"] == "full" and "recompute_layers" not in s, tail
+    assert all(
+        rows[f"fms-llama2-7b-{t}"].scenario["recompute"] == "none"
+        for t in ("g128-a100", "g96-h100")
+    )
 
 
 @pytest.mark.parametrize("r", RESULTS, ids=[r.bench.id for r in RESULTS])

@@ -23,13 +23,15 @@ import sys
 
 from sheetgen.benchmarks import to_yaml
 
-# Llama 2 shapes (Touvron et al. 2023, Llama 2, Table 1 and the released configs; the
-# 34B shape was not released by Meta: fms-fsdp's config_utils.py gives it).
-SHAPE = ("n_layers", "hidden_size", "n_heads", "n_kv_heads", "ffn_size")
+# Llama 2 shapes (the released configs, meta-llama/Llama-2-{13b,70b}-hf config.json; the
+# 34B Llama 2 was not released: fms-fsdp's config_utils.py gives its shape, Code Llama
+# 34B's) and parameter counts (each Hugging Face repo's model.safetensors.index.json
+# total_size / 2 bytes: Llama-2-13b-hf, Llama-2-70b-hf, CodeLlama-34b-hf).
+SHAPE = ("n_layers", "hidden_size", "n_heads", "n_kv_heads", "ffn_size", "params_published")
 LLAMA2 = {
-    "13b": dict(zip(SHAPE, (40, 5120, 40, 40, 13824), strict=True)),
-    "34b": dict(zip(SHAPE, (48, 8192, 64, 8, 22016), strict=True)),
-    "70b": dict(zip(SHAPE, (80, 8192, 64, 8, 28672), strict=True)),
+    "13b": dict(zip(SHAPE, (40, 5120, 40, 40, 13824, 13_015_864_320), strict=True)),
+    "34b": dict(zip(SHAPE, (48, 8192, 64, 8, 22016, 33_743_970_304), strict=True)),
+    "70b": dict(zip(SHAPE, (80, 8192, 64, 8, 28672, 68_976_648_192), strict=True)),
 }
 COMMENT = (
     "Held-out published runs (sheetgen benchmark-check): never used to fit; transcribed\n"
@@ -245,7 +247,7 @@ def main() -> None:
         sys.exit(f"usage: transcribe_fsdp_2024.py {{{'|'.join(SOURCES)}}}")
     source = sys.argv[1]
     title, runs = SOURCES[source]()
-    sys.stdout.write(to_yaml(source, title, runs, COMMENT))
+    sys.stdout.write(to_yaml(source, title, runs, COMMENT, blind=True))
 
 
 if __name__ == "__main__":

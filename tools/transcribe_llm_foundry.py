@@ -178,7 +178,7 @@ def main() -> None:
         "Held-out published runs (sheetgen benchmark-check): never used to fit, transcribed\n"
         "by tools/transcribe_llm_foundry.py from the source named below."
     )
-    sys.stdout.write(to_yaml("mosaicml", title, runs, comment))
+    sys.stdout.write(to_yaml("mosaicml", title, runs, comment, blind=False))
 
 
 if __name__ == "__main__":

@@ -218,7 +218,7 @@ def main() -> None:
         "Held-out published runs (sheetgen benchmark-check): never used to fit; transcribed\n"
         "from the source named below by hand, each row naming its table and row."
     )
-    sys.stdout.write(to_yaml("torchtitan", title, runs, comment))
+    sys.stdout.write(to_yaml("torchtitan", title, runs, comment, blind=True))
 
 
 if __name__ == "__main__":
