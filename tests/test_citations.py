@@ -5,6 +5,7 @@ not the Llama 3 paper; the HFU row cites documents that report HFU."""
 
 from __future__ import annotations
 
+import calendar
 import re
 from pathlib import Path
 
@@ -27,18 +28,9 @@ NOT_AUTHORS = {
     "Gemma",
     "Mistral",
     "Survey",  # "Uptime Institute Global Data Center Survey 2023" (listed as Uptime Institute 2023)
-    "Jan",
-    "Feb",
-    "Mar",
-    "Apr",
-    "May",
-    "Jun",
-    "Jul",
-    "Aug",
-    "Sep",
-    "Oct",
-    "Nov",
-    "Dec",
+    # a month and year ("Jan 2024", "April 2024") dates a release; it names no document
+    *(m[:3] for m in calendar.month_name[1:]),
+    *calendar.month_name[1:],
 }
 
 
@@ -110,3 +102,4 @@ def test_citation_pattern() -> None:
         "Dubey et al. 2024", "DeepSeek-AI 2024", "Li 2023"
     }  # fmt: skip
     assert cited("Table 2024 of Llama 3 2024") == set()
+    assert cited("torchtitan (April 2024), PyTorch 2.5 (Oct 2024)") == set()
