@@ -153,7 +153,11 @@ def layouts(base: Scenario, n_gpus: int, rejected: Counter) -> Iterator[dict[str
             for v in VIRTUAL_CHOICES if pp > 1 else (1,):
                 for cp in (c for c in CP_CHOICES if tp * pp * c <= n_gpus):
                     ok = m.n_heads % tp == 0 and kv % tp == 0
-                    ok = ok and m.n_layers % (pp * v) == 0 and run.seq_len % cp == 0
+                    # Whole layers in every chunk: of n_layers + 2 places when the
+                    # embedding and the loss take layer places (pp_split_embedding_loss).
+                    places = m.n_layers + (2 if run.pp_split_embedding_loss and pp > 1 else 0)
+                    ok = ok and pp <= m.n_layers and places % (pp * v) == 0
+                    ok = ok and run.seq_len % cp == 0
                     ok = ok and n_gpus % (tp * pp * cp) == 0
                     dp = n_gpus // (tp * pp * cp)
                     eps = _divisors_and_powers(m.n_experts, dp * cp) if m.is_moe else [1]

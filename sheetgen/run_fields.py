@@ -531,6 +531,23 @@ FIELDS: tuple[Field, ...] = (
         limit=(1, 10**5, "model chunks per GPU"),
     ),
     Field(
+        key="pp_split_embedding_loss",
+        kind="int",
+        default=0,
+        doc=(
+            "1: the input embedding and the loss each count as one layer when the layers "
+            "are split over the pipeline, so the first and last stages hold one "
+            "transformer layer fewer and, with v chunks, the first chunk of the first "
+            "stage holds (n_layers + 2) / (pp x v) - 1 (Megatron-LM "
+            "--account-for-embedding-in-pipeline-split and "
+            "--account-for-loss-in-pipeline-split; The Llama 3 Herd of Models, "
+            "section 3.3.2); 0 (default): n_layers / pp on every stage"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
         key="gpus_per_node",
         kind="int",
         default=8,

@@ -121,6 +121,14 @@ def validate(scenario: Scenario, where: str = "") -> None:
             f"{run.pp} pipeline stages for {model.n_layers} layers; "
             f"accepted: 1 to {model.n_layers}",
         )
+    chunks = run.pp * run.pp_virtual_stages
+    if run.pp_split_embedding_loss and run.pp > 1 and chunks > model.n_layers + 2:
+        raise SheetgenError(
+            f"{prefix}pp_virtual_stages",
+            f"{run.pp_virtual_stages} chunks on each of {run.pp} stages: {chunks} chunks for "
+            f"{model.n_layers} layers, the embedding and the loss; accepted: pp x "
+            f"pp_virtual_stages <= {model.n_layers + 2} with pp_split_embedding_loss 1",
+        )
     if run.micro_batch * run.seq_len > run.global_batch_tokens:
         raise SheetgenError(
             f"{prefix}micro_batch",

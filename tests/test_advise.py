@@ -122,6 +122,23 @@ def test_moe_uses_expert_parallelism() -> None:
         assert 8 % p.scenario.run.ep == 0 and p.values["chk_ep_divides_experts"] == 1
 
 
+def test_embedding_and_loss_in_layer_places_open_the_stages_they_divide() -> None:
+    """Llama 3 405B's 126 layers split over 16 stages only with the embedding and the
+    loss in layer places (128 = 16 x 8, The Llama 3 Herd of Models, section 3.3.2): on
+    16,384 GPUs (powers of two) the search offers pp 16 only then, and every chunk
+    holds whole places."""
+    base = {**BASE, "model": "llama3-405b", "n_gpus": 16384, "seq_len": 8192,
+            "global_batch_tokens": "16Mi"}  # fmt: skip
+    even = scenario_from_dict(base)
+    split = scenario_from_dict({**base, "pp_split_embedding_loss": 1})
+    pps = {lay["pp"] for lay in layouts(even, 16384, Counter())}
+    stages = {(lay["pp"], lay["pp_virtual_stages"]) for lay in layouts(split, 16384, Counter())}
+    assert pps == {1, 2}  # 126 = 2 x 3^2 x 7
+    assert {(16, 1), (16, 2), (16, 4), (32, 4), (64, 2)} <= stages
+    assert all(128 % (pp * v) == 0 and pp <= 126 for pp, v in stages if pp > 1)
+    assert (128, 1) not in stages  # 128 places, but more stages than layers
+
+
 def test_deadline_and_budget() -> None:
     base = scenario_from_dict({**BASE, "model": "llama3-8b", "train_tokens": "1T"})
     by_deadline = search(base, Goal(deadline_days=30, max_gpus=512), top=4)

@@ -71,7 +71,9 @@ def test_check_names_check_scenario_numbers_and_reason(one_scenario_book: Path) 
     warn = next(line for line in lines if "chk_pp_divides_layers" in line)
     assert warn.startswith("WARN warning: chk_pp_divides_layers on Checks, scenario 'Big plan'")
     assert "not met: pp x v divides the layers" in warn
-    assert re.search(r"n_layers = \d+, pp = \d+, pp_virtual_stages = \d+", warn), warn
+    assert re.search(
+        r"n_layers = \d+, pp_split_active = 0, pp = \d+, pp_virtual_stages = \d+", warn
+    ), warn
     assert "stages are uneven" in warn  # the reason, from the check's explanation
     assert "WARN warning:" not in text.replace("WARN warning: chk_", "")
     assert lines[-1].startswith("OK, 1 warning: ") and " of 1 scenario compared" in lines[-1]

@@ -487,6 +487,23 @@ def layout_items() -> list[dict]:
             "recompute": "full",
             "mem_headroom": 0.2,
         },
+        # The embedding and the loss in layer places (Llama 3, section 3.3.2), on an
+        # MoE model with uneven chunks: (32 + 2) / (2 x 3) - 1 layers in the first.
+        {
+            "name": "Mixtral pp2 v3 embedding and loss as layers",
+            "model": "mixtral-8x7b",
+            "hardware": "h100-sxm",
+            "n_gpus": 64,
+            "tp": 2,
+            "pp": 2,
+            "pp_virtual_stages": 3,
+            "pp_split_embedding_loss": 1,
+            "ep": 4,
+            "zero_stage": 1,
+            "sequence_parallel": 1,
+            "recompute": "full",
+            "recompute_layers": 4,
+        },
         {
             "name": "Mixtral ep2 tp2 b200",
             "model": "mixtral-8x7b",
@@ -541,6 +558,7 @@ def test_layout_matrix_covers_every_option(layouts):
     assert {0, 1} == {r.sequence_parallel for r in runs}
     assert any(r.ep > 1 and s.model.is_moe for r, s in zip(runs, scenarios, strict=True))
     assert any(r.cp > 1 for r in runs) and any(r.pp_virtual_stages > 1 for r in runs)
+    assert any(r.pp_split_embedding_loss and r.pp > 1 for r in runs)
     assert {"none", "selective", "full"} <= {r.recompute for r in runs}
 
 
@@ -625,3 +643,77 @@ def test_full_recomputation_rebuilds_only_the_layer_kinds_the_model_has() -> Non
     expect(full, "mem_activations", 2 * full["mem_act_input_layer"] + full["mem_act_moe_layer"],
            rel=1e-12)  # fmt: skip
     assert full["mem_activations"] < none["mem_activations"]
+
+
+# ---------------------------------------------------------------------------
+# The embedding and the loss in layer places (The Llama 3 Herd of Models, section
+# 3.3.2: one layer fewer on the first and last stages, and "the first model chunk on
+# the first stage has only the embedding"; Megatron-LM's
+# --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split).
+# Llama 3 405B: 126 layers + 2 = 128 places, 8 per stage on pp 16.
+
+LLAMA3_PIPELINE = {
+    "model": "llama3-405b", "n_gpus": 16384, "tp": 8, "pp": 16, "sequence_parallel": 1,
+    "zero_stage": 2, "recipe": "megatron-bf16", "recompute": "none", "seq_len": 8192,
+    "global_batch_tokens": "16Mi",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("v", [8, 4, 1])
+def test_embedding_and_loss_in_layer_places(v: int) -> None:
+    on = calc(f"405B split v{v}", **LLAMA3_PIPELINE, pp_virtual_stages=v, pp_split_embedding_loss=1)
+    off = calc(f"405B even v{v}", **LLAMA3_PIPELINE, pp_virtual_stages=v)
+    expect(on, "layers_first_stage", 7, rel=1e-12)  # 128 / 16 - 1
+    expect(off, "layers_first_stage", 126 / 16, rel=1e-12)
+    expect(on, "layers_first_chunk", 128 / (16 * v) - 1, rel=1e-12, abs=1e-12)
+    # The warm-up's 15 extra micro-batches run the first chunk: none of its layers at
+    # v = 8 (the chunk holds only the embedding), one at v = 4.
+    extra = {8: 0, 4: 15 / 16 * 1 / 7, 1: 0}[v]
+    expect(on, "interleave_factor", 1 + extra, rel=1e-12)
+    expect(off, "interleave_factor", 1 + (15 / (16 * v) if v > 1 else 0), rel=1e-12)
+    # m = 16 micro-batches: all 16 in flight on stage 1, each keeping its 7 layers (plus
+    # the extra chunk's, capped at m); stage 2 holds 8 layers of min(16 + 13 / v, 16)
+    # micro-batches (v > 1: 2 x 14 + (v - 1) x 16 + 1 chunk passes), or 15 (v = 1):
+    # the peak is stage 2's.
+    layer = on["mem_act_dense_layer_gpu"]
+    expect(on, "mem_act_kept_stage", 7 * layer, rel=1e-9)
+    expect(on, "mem_act_kept_stage2", 8 * layer, rel=1e-9)
+    stage2 = 16 if v > 1 else 15
+    expect(on, "micro_batches_in_flight_stage2", stage2, rel=1e-12)
+    assert off["micro_batches_in_flight_stage2"] == 0 and off["mem_act_kept_stage2"] == 0
+    expect(on, "mem_activations_per_gpu", max(min(16 * (1 + extra), 16) * 7, stage2 * 8) * layer,
+           rel=1e-9)  # fmt: skip
+    # Stage 1's parameters: 7 of the 126 layers and the embedding.
+    expect(on, "params_per_gpu", (on["params_layers"] * 7 / 126 + on["params_embedding"]) / 8,
+           rel=1e-9)  # fmt: skip
+    # The stages are balanced: the slowest holds 8 layer places (the last gives one to
+    # the LM head, which costs less than a layer), against 7.875 layers + the head.
+    head = 3 * on["flops_fwd_lm_head"]
+    layers = on["flops_hw_per_token"] - head
+    expect(on, "pipeline_stage_imbalance", 16 * 8 * layers / 126 / (layers + head), rel=1e-9)
+    expect(off, "pipeline_stage_imbalance", (layers + 16 * head) / (layers + head), rel=1e-9)
+    # 128 places divide into 16 x v chunks; 126 layers do not.
+    assert (on["chk_pp_divides_layers"], off["chk_pp_divides_layers"]) == (1, 0)
+
+
+def test_embedding_and_loss_switch_is_inert_on_one_stage() -> None:
+    single = {"model": "llama3-8b", "n_gpus": 8, "zero_stage": 3}
+    on = calc("8B one stage, switch on", **single, pp_split_embedding_loss=1)
+    off = calc("8B one stage", **single)
+    # Every number but the switch itself (chart series' names carry the scenario's name).
+    numbers = [k for k, v in off.items() if isinstance(v, (int, float))]
+    changed = [k for k in numbers if k != "pp_split_embedding_loss" and off[k] != on[k]]
+    assert not changed, changed
+
+
+def test_too_many_chunks_for_the_layer_places_are_refused() -> None:
+    with pytest.raises(SheetgenError) as err:
+        scenario_from_dict({"name": "x", "model": "llama3-8b", "hardware": "h100-sxm",
+                            "n_gpus": 64, "pp": 4, "pp_virtual_stages": 16,
+                            "pp_split_embedding_loss": 1})  # fmt: skip
+    assert err.value.field.endswith("pp_virtual_stages")
+    assert "accepted: pp x pp_virtual_stages <= 34" in str(err.value)
+    # 34 places on 4 x 8 = 32 chunks: uneven, so Checks warns but the layout stands.
+    r = calc("8B 32 chunks", model="llama3-8b", n_gpus=64, pp=4, pp_virtual_stages=8,
+             pp_split_embedding_loss=1)  # fmt: skip
+    assert r["chk_layout_possible"] == 1 and r["chk_pp_divides_layers"] == 0

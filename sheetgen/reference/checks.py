@@ -97,7 +97,9 @@ def checks(s: Scenario) -> dict[str, float]:
             run.zero_stage in (0, 1, 2, 3) and run.sequence_parallel in (0, 1)
         ),
         "chk_headroom_range": int(0 <= run.mem_headroom < 1),
-        "chk_layout_possible": int(m.n_heads % tp == 0 and pp <= m.n_layers),
+        "chk_layout_possible": int(
+            m.n_heads % tp == 0 and pp <= m.n_layers and par["layers_first_chunk"] >= 0
+        ),
         # Scenario validation rejects out-of-range step-model inputs and kernel fields.
         "chk_step_model_inputs": 1,
         "chk_clock_valid": int(run.mfu_source != "measured" or clk["tokens_per_s_measured"] > 0),
@@ -116,7 +118,9 @@ def checks(s: Scenario) -> dict[str, float]:
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
         ),
         "chk_tp_divides_heads": int(m.n_heads % tp == 0 and p["attn_kv_heads"] % tp == 0),
-        "chk_pp_divides_layers": int(m.n_layers % (pp * run.pp_virtual_stages) == 0),
+        "chk_pp_divides_layers": int(
+            (m.n_layers + 2 * par["pp_split_active"]) % (pp * run.pp_virtual_stages) == 0
+        ),
         "chk_ep_divides_experts": int(
             m.n_experts % ep == 0 and (run.dp * cp) % ep == 0 if m.is_moe else ep == 1
         ),
@@ -153,8 +157,13 @@ def verdict(chk: dict, sch: dict, par: dict, s: Scenario) -> KeyValues:
     elif not chk["chk_layout_possible"]:
         if m.n_heads % run.tp:
             why = f"layout impossible: tp {run.tp} does not divide the {m.n_heads} query heads"
-        else:
+        elif run.pp > m.n_layers:
             why = f"layout impossible: pp {run.pp} stages for {m.n_layers} layers"
+        else:
+            why = (
+                f"layout impossible: pp x v = {run.pp * run.pp_virtual_stages} chunks for "
+                f"{m.n_layers} layers, the embedding and the loss"
+            )
     elif not sch["batch_splits"]:
         why = (
             f"batch cannot be split: {num_text(sch['grad_accum_steps'], 3)} micro-batches of "

@@ -119,8 +119,16 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
     outside = p["params_embedding"] + p["params_pos_embedding"]
     if pp == 1:
         outside += p["params_output"] + p["params_final_norm"]
-    per_gpu_dense = (nonexpert / pp + outside) / tp
-    per_gpu_expert = routed / (pp * ep * tp)
+    # The first stage's transformer layers: n_layers / pp, or with the embedding and the
+    # loss each in a layer's place, (n_layers + 2) / pp - 1 (and its first chunk of v
+    # holds (n_layers + 2) / (pp v) - 1: Megatron-LM --account-for-embedding-in-pipeline-
+    # split; The Llama 3 Herd of Models, section 3.3.2).
+    split = int(run.pp_split_embedding_loss == 1 and pp > 1)
+    places = m.n_layers + 2 * split
+    first_stage = places / pp - split
+    first_chunk = places / (pp * v) - split
+    per_gpu_dense = (nonexpert * first_stage / m.n_layers + outside) / tp
+    per_gpu_expert = routed * first_stage / (m.n_layers * ep * tp)
     return {
         "n_gpus_layout": dp * tp * pp * cp,
         "sp_divisor": tp if run.sequence_parallel == 1 else 1,
@@ -128,8 +136,19 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
         "zero_group_expert": zero_group_expert,
         "_microbatches": mb,
         "layers_per_stage": m.n_layers / pp,
+        "pp_split_active": split,
+        "layers_first_stage": first_stage,
+        "layers_first_chunk": first_chunk,
         "micro_batches_in_flight": min(pp, mb),
-        "interleave_factor": 1 + ((pp - 1) / (pp * v) if v > 1 else 0),
+        # With the embedding in a layer's place the second stage holds a whole stage of
+        # layers and, in Megatron-LM's schedule, one micro-batch fewer (v = 1: min(pp -
+        # 1, m)) or 2 (pp - 2) + (v - 1) pp + 1 chunk passes (v > 1: in stages' worth
+        # pp + (pp - 3) / v, at most m): it can hold more than the first.
+        "micro_batches_in_flight_stage2": (
+            0 if not split else min(pp + (pp - 3) / v, mb) if v > 1 else min(pp - 1, mb)
+        ),
+        # The warm-up's extra (pp - 1) micro-batches run the first chunk only.
+        "interleave_factor": 1 + ((pp - 1) / pp * first_chunk / first_stage if v > 1 else 0),
         "params_routed_experts": routed,
         "params_layers_nonexpert": nonexpert,
         "params_stage_outside": outside,
@@ -223,19 +242,23 @@ def _activations(
     # The average layer (what the step model's elementwise work reads and writes).
     layer_avg = all_layers / m.n_layers + naive * scores_layer
     share = mem["recompute_share"]
+    first = k["layers_first_stage"]  # the first stage holds the most micro-batches
     if run.recompute == "full":
         # Recomputed layers keep their input, the others (partial recomputation) all.
-        kept_whole = all_layers / pp + naive * k["layers_per_stage"] * scores_layer
-        kept_stage = share * k["layers_per_stage"] * input_layer + (1 - share) * kept_whole
+        kept_whole = all_layers * first / m.n_layers + naive * first * scores_layer
+        kept_stage = share * first * input_layer + (1 - share) * kept_whole
         working = layer_max
     else:
-        kept_stage = all_layers / pp
+        kept_stage = all_layers * first / m.n_layers
         if run.recompute == "none":
-            kept_stage += naive * k["layers_per_stage"] * scores_layer
+            kept_stage += naive * first * scores_layer
         working = 0
     final_gpu = mem["mem_act_final"] / (sp_div * cp) if pp == 1 else 0
     # Never more than the step's m micro-batches (Megatron-Core caps the warm-up at them).
     in_flight = min(k["micro_batches_in_flight"] * k["interleave_factor"], k["_microbatches"])
+    # The second stage's layers, (n_layers + 2) / pp, each keeping what stage 1's keep.
+    kept_stage2 = kept_stage * (m.n_layers + 2) / pp / first * k["pp_split_active"]
+    stage2 = kept_stage2 * k["micro_batches_in_flight_stage2"]
     return {
         "_recompute_share": share,
         "act_values_unsplit": unsplit,
@@ -248,7 +271,8 @@ def _activations(
         "mem_act_kept_stage": kept_stage,
         "mem_act_working_gpu": working,
         "mem_act_final_gpu": final_gpu,
-        "mem_activations_per_gpu": kept_stage * in_flight + working + final_gpu,
+        "mem_act_kept_stage2": kept_stage2,
+        "mem_activations_per_gpu": max(kept_stage * in_flight, stage2) + working + final_gpu,
         "mem_logits_per_gpu": mem["mem_logits"] / (tp * cp) if pp == 1 else 0,
     }
 

@@ -48,7 +48,10 @@ step's FLOPs):
                LM head, so every stage waits for it: compute x (layers + pp x
                head) / (layers + head) in hardware FLOPs per token (1 at pp = 1;
                The Llama 3 Herd of Models, section 3.3.2, balances it by removing
-               layers from the first and last stages).
+               layers from the first and last stages). With pp_split_embedding_loss
+               every stage holds (layers + 2) / pp layer places and the last gives one
+               to the head: pp x max(places x layer, (places - 1) x layer + head) /
+               (layers + head).
   pipeline     (compute x imbalance + loss + exposed micro-batch communication) x (1 +
                (pp - 1) / (v x m)) (Narayanan et al. 2021, section 2.2.2).
   data parallel  gradient reduce-scatter / all-gather overlap the backward and
@@ -118,7 +121,15 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     ep_exposed = (1 - run.ep_comm_overlap) * lay["comm_ep_seconds"]
     # The last stage also runs the LM head: the pipeline moves at its pace.
     layers_hw = f["flops_hw_per_token"] - head_hw
-    imbalance = (layers_hw + run.pp * head_hw) / (layers_hw + head_hw)
+    if lay["pp_split_active"]:
+        # Every stage holds (n_layers + 2) / pp layer places; the last gives one to the
+        # head (the first one to the embedding, next to nothing): the slowest of the two.
+        place = layers_hw / m.n_layers
+        places = (m.n_layers + 2) / run.pp
+        slowest = max(places * place, (places - 1) * place + head_hw)
+        imbalance = run.pp * slowest / (layers_hw + head_hw)
+    else:
+        imbalance = (layers_hw + run.pp * head_hw) / (layers_hw + head_hw)
     # The loss (softmax cross-entropy over the FP32 logits the Memory sheet counts, split
     # over tp and cp) runs on the last stage only: the same HBM passes per value.
     logits_gpu = run.logits_bytes * run.seq_len * run.micro_batch * m.vocab_size
