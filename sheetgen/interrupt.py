@@ -13,9 +13,12 @@ remove their temporary files. ``Interrupted`` derives from ``BaseException``
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
+import zipfile
 from collections.abc import Iterator
+from typing import IO
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -96,3 +99,26 @@ def deferred() -> Iterator[None]:
         if _held.depth == 0 and pending is not None:
             _held.pending = None
             raise Interrupted(pending)
+
+
+@contextlib.contextmanager
+def zip_for_writing(target: str | os.PathLike[str] | IO[bytes]) -> Iterator[zipfile.ZipFile]:
+    """A deflated zip archive written to ``target`` (a path, or an open binary file left
+    open), whose closing never hides the exception that stopped the writing.
+
+    A signal that lands inside an entry leaves that entry's handle open, and closing
+    the archive then raises ValueError ("open writing handle"): a traceback and exit 1
+    instead of one line and exit 128 + n. On any exception the archive is closed as
+    far as it can be, the file released, and the first exception raised; the partial
+    file is the caller's to remove.
+    """
+    opened = open(target, "wb") if isinstance(target, (str, os.PathLike)) else None
+    with opened or contextlib.nullcontext(target) as raw:
+        archive = zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, allowZip64=True)
+        try:
+            yield archive
+        except BaseException:
+            with contextlib.suppress(Exception):
+                archive.close()
+            raise
+        archive.close()

@@ -248,3 +248,22 @@ def test_cell_names_made_in_bulk_equal_names_made_one_by_one(tmp_path: Path) -> 
     for bad in [("Train_days_1", "'S'!$A$1"), ("train_days", "'S'!$A$1"), ("a_1", "A1")]:
         with pytest.raises(ValueError, match="not a cell name"):
             add_cell_names(openpyxl.Workbook(), [bad])
+
+
+def test_an_interruption_inside_an_entry_is_what_save_raises(tmp_path: Path, monkeypatch) -> None:
+    """A SIGTERM that lands while an archive entry is being written leaves that entry's
+    handle open, and closing the zip then fails ("open writing handle"): `save` must
+    raise the interruption (one line, exit 143), not the close's ValueError (a
+    traceback, exit 1; seen once in tests/test_signals.py under load)."""
+    import signal
+
+    from sheetgen.interrupt import Interrupted
+
+    def write_data(self) -> None:
+        handle = self._archive.open("xl/partial.xml", "w")
+        handle.write(b"<partial/>")
+        raise Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(xlsx_writer._Writer, "write_data", write_data)
+    with pytest.raises(Interrupted):
+        xlsx_writer.save(openpyxl.Workbook(), tmp_path / "plan.xlsx")

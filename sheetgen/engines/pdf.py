@@ -11,6 +11,7 @@ from typing import Any
 
 from sheetgen.engines.common import RecalcError, require_file
 from sheetgen.engines.libreoffice import converted, deliver
+from sheetgen.interrupt import zip_for_writing
 
 # A cell no sheetgen workbook uses, inside LibreOffice's default grid (1,024 columns).
 _EMPTY_PRINT_AREA = "$AMJ$1048576"
@@ -38,7 +39,7 @@ def _show_only(sheets: Sequence[str]) -> Callable[[Path], None]:
             if item.filename == "xl/workbook.xml":
                 data = _print_only(data.decode("utf-8"), sheets).encode("utf-8")
             out_items.append((item, data))
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with zip_for_writing(path) as z:
             for item, data in out_items:
                 z.writestr(item, data)
 

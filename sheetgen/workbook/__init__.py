@@ -6,7 +6,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from sheetgen import safe_write
 from sheetgen.errors import SheetgenError, short
@@ -47,7 +47,7 @@ def save_workbook(
         wb, cached = build(scenarios)  # validates every result before anything is written
         try:
             return safe_write.publish(
-                t, lambda fh: xlsx_writer.save(wb, cast(Path, fh), cached if cache_values else None)
+                t, lambda fh: xlsx_writer.save(wb, fh, cached if cache_values else None)
             )
         finally:
             release(wb)

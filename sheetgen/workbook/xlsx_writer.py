@@ -26,7 +26,7 @@ import re
 from collections import defaultdict
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from openpyxl.cell.rich_text import CellRichText
 from openpyxl.utils.datetime import to_excel
@@ -40,6 +40,7 @@ from openpyxl.xml.constants import (
 )
 from openpyxl.xml.functions import Element
 
+from sheetgen.interrupt import zip_for_writing
 from sheetgen.workbook.cache import cached_xml, escape
 
 _EMPTY_SHEET_DATA = re.compile(rb"<sheetData\s*/>|<sheetData>\s*</sheetData>")
@@ -49,14 +50,12 @@ class Unsupported(Exception):
     """A cell this writer leaves to openpyxl (its sheet is then written by openpyxl)."""
 
 
-def save(wb: Any, path: Path, cached: dict[str, dict[str, Any]] | None = None) -> None:
+def save(wb: Any, path: Path | IO[bytes], cached: dict[str, dict[str, Any]] | None = None) -> None:
     """Write ``wb`` to ``path`` as openpyxl's ``Workbook.save`` would, storing
     ``cached[sheet][cell]`` as the cached result of each formula cell."""
-    from zipfile import ZIP_DEFLATED, ZipFile
-
     # What openpyxl's save_workbook does before writing.
     wb.properties.modified = dt.datetime.now(tz=dt.timezone.utc).replace(tzinfo=None)
-    with ZipFile(path, "w", ZIP_DEFLATED, allowZip64=True) as archive:
+    with zip_for_writing(path) as archive:  # path: or the safe writer's open temporary file
         _Writer(wb, archive, cached or {}).write_data()
 
 
