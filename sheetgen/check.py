@@ -161,9 +161,9 @@ def check_workbook(
     inputs_layout = sheet_layout(wb["Inputs"])
     if inputs_layout is None or not inputs_layout.scenarios:
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
-    results = scenario_results(path, (wb, stored))
     values = recalculated_values(path, engine, timeout)
     names = shown_names(values, scenario_names(wb))
+    results = scenario_results(path, (wb, stored), names)
     layout = file_layout(wb, len(names))
     findings: list[Finding] = []
     reference: dict[str, dict[str, Any]] = {}

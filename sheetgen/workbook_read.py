@@ -239,15 +239,26 @@ class WorkbookInputs:
 NUMERIC_KINDS = ("int", "float", "fraction", "share")
 
 
+# A formula the file holds no result for: the last program to save it (openpyxl, a
+# script) wrote the formula but did not calculate it.
+NOT_CALCULATED = (
+    "is a formula with no computed value (the file was last saved by a program that "
+    "does not calculate); open and save it in Excel or LibreOffice, or type the value"
+)
+
+
 def input_cell(ws: Any, cached: Any, row: int, col: int, key: str, numeric: bool) -> Any:
     """The value of one input cell (a formula's cached result), or a SheetgenError naming
-    the sheet, cell and key when it is empty or, for a number, holds text or an error:
-    ``generate --from`` must not quietly substitute a default."""
+    the sheet, cell and key when it is empty, a formula never calculated or, for a
+    number, holds text or an error: ``generate --from`` must not quietly substitute a
+    default."""
     cell = ws.cell(row=row, column=col)
     v = cell.value
+    at = f"{ws.title}!{cell.coordinate} ({key})"
     if cell.data_type == "f":
         v = cached.cell(row=row, column=col).value
-    at = f"{ws.title}!{cell.coordinate} ({key})"
+        if v is None:
+            raise SheetgenError(at, NOT_CALCULATED)
     if v is None or (isinstance(v, str) and not v.strip()):
         raise SheetgenError(
             at, "is empty; type a value (no default is assumed for an emptied cell)"
@@ -257,10 +268,15 @@ def input_cell(ws: Any, cached: Any, row: int, col: int, key: str, numeric: bool
     return _clean(v)
 
 
-def read_inputs(path: str | Path, books: tuple[Any, Any] | None = None) -> WorkbookInputs:
+def read_inputs(
+    path: str | Path, books: tuple[Any, Any] | None = None, names: list[str] | None = None
+) -> WorkbookInputs:
     """The input cells of every scenario column and the Presets tables, as typed.
 
-    ``books``: ``path`` already opened, (formulas, data only), to read it once."""
+    ``books``: ``path`` already opened, (formulas, data only), to read it once.
+    ``names``: the scenario names when the caller knows them (``check``: as the
+    recalculated Inputs row shows them); else the file's, a formula never calculated
+    being an error on its column."""
     where = str(path)
     wb, cached = books or (open_workbook(path), None)
     require_sheets(wb, where)
@@ -283,6 +299,8 @@ def read_inputs(path: str | Path, books: tuple[Any, Any] | None = None) -> Workb
         item: dict[str, Any] = {}
         problem = None
         try:
+            if names is None:
+                _name_calculated(ws, cached["Inputs"], layout, col)
             for key in wanted:
                 if key not in layout.rows:
                     continue  # an older workbook without this input: the default applies
@@ -298,8 +316,22 @@ def read_inputs(path: str | Path, books: tuple[Any, Any] | None = None) -> Workb
         problems.append(problem)
     tables = read_tables(wb["Presets"], cached["Presets"])
     return WorkbookInputs(
-        names=scenario_names(wb, cached), values=values, tables=tables, problems=problems
+        names=scenario_names(wb, cached) if names is None else names,
+        values=values,
+        tables=tables,
+        problems=problems,
     )
+
+
+def _name_calculated(ws: Any, cached: Any, layout: SheetLayout, col: int) -> None:
+    """A scenario name typed as a formula that was never calculated is a one-line error,
+    not the default name "Scenario n" in its place (a blank name still takes it)."""
+    row = layout.rows.get("scenario_name")
+    if row is None:
+        return
+    cell = ws.cell(row=row, column=col)
+    if cell.data_type == "f" and cached.cell(row=row, column=col).value is None:
+        raise SheetgenError(f"{ws.title}!{cell.coordinate} (scenario_name)", NOT_CALCULATED)
 
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:

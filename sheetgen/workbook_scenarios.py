@@ -47,15 +47,17 @@ def scenarios_from_workbook(path: str | Path) -> list:
     return results
 
 
-def scenario_results(path: str | Path, books: tuple[Any, Any] | None = None) -> list:
+def scenario_results(
+    path: str | Path, books: tuple[Any, Any] | None = None, names: list[str] | None = None
+) -> list:
     """Per scenario column: the Scenario, or the SheetgenError its inputs raise
-    (``books`` as for ``read_inputs``)."""
+    (``books`` and ``names`` as for ``read_inputs``)."""
     from openpyxl.utils import get_column_letter
 
     from sheetgen import presets, workbook_tables
     from sheetgen.scenario import Tables
 
-    data = read_inputs(path, books)
+    data = read_inputs(path, books, names)
     where = quote_path(path)
     models = workbook_tables.by_id(data.tables.get("models", []), "models", where)
     hardware = workbook_tables.by_id(data.tables.get("hardware", []), "hardware", where)

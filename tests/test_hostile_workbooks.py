@@ -184,6 +184,26 @@ def test_bad_inputs_cells_are_one_line(book: Path, key: str, kind: str, tmp_path
     assert key in line
 
 
+@pytest.mark.parametrize(
+    ("key", "formula"), [("scenario_name", '="Team "&"A"'), ("n_gpus", "=8*8")]
+)
+def test_a_formula_never_calculated_is_one_line(
+    book: Path, key: str, formula: str, tmp_path
+) -> None:
+    """A script (openpyxl) types a formula into an input and saves: the file holds no
+    result for it. `inputs` and `generate --from` say so on that cell, instead of
+    exporting the default name "Scenario 1" or calling the cell empty."""
+    row = _inputs_row(book, key)
+    typed = _edit(book, tmp_path / "typed.xlsx", "Inputs", f"D{row}", formula)
+    for args in (
+        ["inputs", str(typed)],
+        ["generate", "--from", str(typed), "-o", str(tmp_path / "o.xlsx")],
+    ):
+        line = one_line(args, expect=f"Inputs!D{row} ({key})")
+        assert "formula with no computed value" in line and "LibreOffice" in line, line
+    assert not (tmp_path / "o.xlsx").exists()
+
+
 def _cells_visited(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> int:
     """How many worksheet cells a command asks openpyxl for (``Worksheet.cell``, which
     every row walk and range read goes through; loading a file binds its stored cells
