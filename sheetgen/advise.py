@@ -142,6 +142,7 @@ def _divisors_and_powers(n: int, limit: int) -> list[int]:
 def layouts(base: Scenario, n_gpus: int, rejected: Counter) -> Iterator[dict[str, Any]]:
     """Candidate layouts for ``n_gpus`` GPUs that divide evenly and split the batch;
     every other candidate is counted in ``rejected`` by reason."""
+    from sheetgen.reference.parallelism import layer_places
     from sheetgen.reference.params import params
 
     m, run = base.model, base.run
@@ -155,7 +156,7 @@ def layouts(base: Scenario, n_gpus: int, rejected: Counter) -> Iterator[dict[str
                     ok = m.n_heads % tp == 0 and kv % tp == 0
                     # Whole layers in every chunk: of n_layers + 2 places when the
                     # embedding and the loss take layer places (pp_split_embedding_loss).
-                    places = m.n_layers + (2 if run.pp_split_embedding_loss and pp > 1 else 0)
+                    places = layer_places(m.n_layers, run.pp_split_embedding_loss, pp)
                     ok = ok and pp <= m.n_layers and places % (pp * v) == 0
                     ok = ok and run.seq_len % cp == 0
                     ok = ok and n_gpus % (tp * pp * cp) == 0

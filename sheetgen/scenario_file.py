@@ -121,13 +121,16 @@ def validate(scenario: Scenario, where: str = "") -> None:
             f"{run.pp} pipeline stages for {model.n_layers} layers; "
             f"accepted: 1 to {model.n_layers}",
         )
+    from sheetgen.reference.parallelism import layer_places
+
     chunks = run.pp * run.pp_virtual_stages
-    if run.pp_split_embedding_loss and run.pp > 1 and chunks > model.n_layers + 2:
+    places = layer_places(model.n_layers, run.pp_split_embedding_loss, run.pp)
+    if places > model.n_layers and chunks > places:
         raise SheetgenError(
             f"{prefix}pp_virtual_stages",
             f"{run.pp_virtual_stages} chunks on each of {run.pp} stages: {chunks} chunks for "
             f"{model.n_layers} layers, the embedding and the loss; accepted: pp x "
-            f"pp_virtual_stages <= {model.n_layers + 2} with pp_split_embedding_loss 1",
+            f"pp_virtual_stages <= {places} with pp_split_embedding_loss 1",
         )
     if run.micro_batch * run.seq_len > run.global_batch_tokens:
         raise SheetgenError(

@@ -253,12 +253,8 @@ def input_cell(ws: Any, cached: Any, row: int, col: int, key: str, numeric: bool
     number, holds text or an error: ``generate --from`` must not quietly substitute a
     default."""
     cell = ws.cell(row=row, column=col)
-    v = cell.value
     at = f"{ws.title}!{cell.coordinate} ({key})"
-    if cell.data_type == "f":
-        v = cached.cell(row=row, column=col).value
-        if v is None:
-            raise SheetgenError(at, NOT_CALCULATED)
+    v = _typed_or_calculated(cell, cached, at)
     if v is None or (isinstance(v, str) and not v.strip()):
         raise SheetgenError(
             at, "is empty; type a value (no default is assumed for an emptied cell)"
@@ -330,8 +326,18 @@ def _name_calculated(ws: Any, cached: Any, layout: SheetLayout, col: int) -> Non
     if row is None:
         return
     cell = ws.cell(row=row, column=col)
-    if cell.data_type == "f" and cached.cell(row=row, column=col).value is None:
-        raise SheetgenError(f"{ws.title}!{cell.coordinate} (scenario_name)", NOT_CALCULATED)
+    _typed_or_calculated(cell, cached, f"{ws.title}!{cell.coordinate} (scenario_name)")
+
+
+def _typed_or_calculated(cell: Any, cached: Any, at: str) -> Any:
+    """A cell's typed value, or a formula's cached result; a formula without one is a
+    SheetgenError at ``at``."""
+    if cell.data_type != "f":
+        return cell.value
+    v = cached.cell(row=cell.row, column=cell.column).value
+    if v is None:
+        raise SheetgenError(at, NOT_CALCULATED)
+    return v
 
 
 def _list_inputs(ws: Any, layout: SheetLayout, col: int, cached: Any) -> dict[str, Any]:

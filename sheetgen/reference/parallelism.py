@@ -107,6 +107,14 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
     return {key: value for key, value in k.items() if not key.startswith("_")}
 
 
+def layer_places(n_layers: int, split_embedding_loss: int, pp: int) -> int:
+    """The places a pipeline split divides: the layers, and 2 more when the embedding and
+    the loss each take a layer's place (``pp_split_embedding_loss``) on more than one
+    stage (Megatron-LM --account-for-embedding-in-pipeline-split; The Llama 3 Herd of
+    Models, section 3.3.2)."""
+    return n_layers + (2 if split_embedding_loss and pp > 1 else 0)
+
+
 def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
     """The layout's groups and the parameters each GPU holds (before ZeRO)."""
     m, run = s.model, s.run
@@ -121,10 +129,9 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
         outside += p["params_output"] + p["params_final_norm"]
     # The first stage's transformer layers: n_layers / pp, or with the embedding and the
     # loss each in a layer's place, (n_layers + 2) / pp - 1 (and its first chunk of v
-    # holds (n_layers + 2) / (pp v) - 1: Megatron-LM --account-for-embedding-in-pipeline-
-    # split; The Llama 3 Herd of Models, section 3.3.2).
-    split = int(run.pp_split_embedding_loss == 1 and pp > 1)
-    places = m.n_layers + 2 * split
+    # holds (n_layers + 2) / (pp v) - 1).
+    places = layer_places(m.n_layers, run.pp_split_embedding_loss, pp)
+    split = (places - m.n_layers) // 2  # 1: the embedding and the loss take places
     first_stage = places / pp - split
     first_chunk = places / (pp * v) - split
     per_gpu_dense = (nonexpert * first_stage / m.n_layers + outside) / tp
