@@ -144,13 +144,29 @@ def shown_names(values: dict, typed: list[str]) -> list[str]:
     return shown if len(shown) == len(typed) else typed
 
 
+def calculated_inputs(wb: Any, stored: Any, layout: Any, names: list[str], values: dict) -> None:
+    """Give an input typed as a formula that no program calculated (openpyxl saves no
+    result) the value the engine just computed for it, in ``stored`` (the in-memory
+    copy; the file is never written): the plan is checked as the formula computes."""
+    ws, cached = wb["Inputs"], stored["Inputs"]
+    for key, row in layout.rows.items():
+        for i, name in enumerate(names[: len(layout.scenarios)]):
+            cell = ws.cell(row=row, column=layout.first_col + i)
+            computed = values.get(("Inputs", key, name))
+            if cell.data_type == "f" and computed is not None:
+                target = cached.cell(row=row, column=cell.column)
+                if target.value is None:
+                    target.value = computed
+
+
 def check_workbook(
     path: str | Path, engine: str = "libreoffice", timeout: float = 180, rel: float = 1e-9
 ) -> Report:
     """Recalculate ``path`` (never modifying it) and compare it with the reference."""
     from sheetgen.reference import compute
     from sheetgen.workbook.templates import load_templates
-    from sheetgen.workbook_read import open_workbook, require_sheets, scenario_names, sheet_layout
+    from sheetgen.workbook_open import open_workbook
+    from sheetgen.workbook_read import require_sheets, scenario_names, sheet_layout
     from sheetgen.workbook_scenarios import scenario_results
 
     path = Path(path)
@@ -163,6 +179,7 @@ def check_workbook(
         raise SheetgenError(where, "sheet 'Inputs' has no header row with scenario columns")
     values = recalculated_values(path, engine, timeout)
     names = shown_names(values, scenario_names(wb))
+    calculated_inputs(wb, stored, inputs_layout, names, values)
     results = scenario_results(path, (wb, stored), names)
     layout = file_layout(wb, len(names))
     findings: list[Finding] = []

@@ -250,7 +250,7 @@ def pdf_cmd(
     The workbook is recalculated first, so edits made in a spreadsheet show.
     """
     from sheetgen import safe_write
-    from sheetgen.workbook_read import check_xlsx
+    from sheetgen.workbook_open import check_xlsx
 
     seconds = parse_timeout(timeout)
     src = check_xlsx(workbook)

@@ -1,20 +1,18 @@
-"""Reading a workbook back (a facade): ``workbook_read`` reads the cells (layout,
-inputs, Presets tables), ``workbook_scenarios`` turns them into scenarios and
-scenarios into a scenario file.  The names other modules import from here stay."""
+"""Reading a workbook back (a facade): ``workbook_open`` opens the file safely,
+``workbook_read`` reads the cells (layout, inputs, Presets tables),
+``workbook_scenarios`` turns them into scenarios and scenarios into a scenario file.  The names other modules import from here stay."""
 
 from __future__ import annotations
 
+from sheetgen.workbook_open import OLE_MAGIC, check_xlsx, open_workbook
 from sheetgen.workbook_read import (
     DERIVED_IN_WORKBOOK,
     NUMERIC_KINDS,
-    OLE_MAGIC,
     REQUIRED_SHEETS,
     SheetLayout,
     WorkbookInputs,
-    check_xlsx,
     formula_cells,
     input_cell,
-    open_workbook,
     read_inputs,
     read_tables,
     require_sheets,

@@ -1,8 +1,8 @@
 """Read a (possibly edited, possibly older) sheetgen workbook's cells, as typed.
 
-The first of ``workbook_io``'s two jobs: open the file safely (files that are not
-workbooks, are encrypted or corrupt, or lack sheetgen's sheets raise SheetgenError
-with one line saying so), find each sheet's layout (header row, scenario columns,
+The first of ``workbook_io``'s two jobs: with the file opened safely
+(``workbook_open``; a file without sheetgen's sheets raises SheetgenError with one
+line saying so), find each sheet's layout (header row, scenario columns,
 key rows), and read the Inputs sheet's input cells (one column per scenario) and
 the Presets lookup tables, including rows the user added.  Turning them into
 scenarios is ``workbook_scenarios``'s.
@@ -10,87 +10,15 @@ scenarios is ``workbook_scenarios``'s.
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sheetgen.errors import SheetgenError, short
 from sheetgen.workbook.grid import SheetLayout, read_layout
+from sheetgen.workbook_open import open_sheets
 
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # encrypted .xlsx and legacy .xls
 REQUIRED_SHEETS = ("Inputs", "Presets")
-
-
-def check_xlsx(path: str | Path) -> Path:
-    """``path`` if it is a readable .xlsx zip, else a one-line SheetgenError saying why
-    (missing, a directory, a device, too large on disk or uncompressed, empty,
-    encrypted or legacy .xls, not a zip, corrupt)."""
-    from sheetgen.errors import quote_path
-    from sheetgen.input_files import (
-        MAX_UNCOMPRESSED_BYTES,
-        MAX_WORKBOOK_BYTES,
-        check_regular,
-        path_error,
-    )
-
-    path = Path(path)
-    where = quote_path(path)
-    check_regular(path, "workbook (.xlsx)", MAX_WORKBOOK_BYTES)
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError as e:
-        raise path_error(path, e, "workbook (.xlsx)") from None
-    if not head:
-        raise SheetgenError(where, "is empty, not an .xlsx workbook")
-    if head == OLE_MAGIC:
-        raise SheetgenError(
-            where,
-            "is encrypted (password-protected) or a legacy .xls file; save it as an "
-            "unprotected .xlsx workbook",
-        )
-    if not zipfile.is_zipfile(path):
-        raise SheetgenError(where, "is not an .xlsx workbook (not a zip archive, or truncated)")
-    try:
-        with zipfile.ZipFile(path) as z:
-            declared = sum(info.file_size for info in z.infolist())
-            if declared > MAX_UNCOMPRESSED_BYTES:
-                raise SheetgenError(
-                    where,
-                    f"unpacks to {declared / 2**20:,.0f} MiB; a workbook may unpack to at most "
-                    f"{MAX_UNCOMPRESSED_BYTES // 2**20} MiB (a zip bomb, or not a sheetgen "
-                    "workbook)",
-                )
-            bad = z.testzip()
-            if bad is not None:
-                raise SheetgenError(where, f"is corrupt (damaged member {short(bad)})")
-            if "xl/workbook.xml" not in z.namelist():
-                raise SheetgenError(where, "is a zip archive but not an .xlsx workbook")
-    except SheetgenError:
-        raise
-    except Exception as e:  # noqa: BLE001 - zipfile raises many kinds on damaged files
-        raise SheetgenError(where, f"is corrupt: {type(e).__name__}: {short(str(e))}") from None
-    return path
-
-
-def open_workbook(path: str | Path, data_only: bool = False) -> Any:
-    """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
-    import openpyxl
-
-    path = check_xlsx(path)
-    where = str(path)
-    try:
-        import warnings
-
-        with warnings.catch_warnings():
-            # e.g. "Workbook contains no default style" on files Gnumeric saved
-            warnings.simplefilter("ignore")
-            return openpyxl.load_workbook(path, data_only=data_only)
-    except Exception as e:  # openpyxl raises many kinds on damaged files
-        raise SheetgenError(
-            where, f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
-        ) from None
 
 
 def require_sheets(wb: Any, where: str) -> None:
@@ -274,10 +202,8 @@ def read_inputs(
     recalculated Inputs row shows them); else the file's, a formula never calculated
     being an error on its column."""
     where = str(path)
-    wb, cached = books or (open_workbook(path), None)
+    wb, cached = books or open_sheets(path, REQUIRED_SHEETS)
     require_sheets(wb, where)
-    if cached is None:
-        cached = open_workbook(path, data_only=True)
     ws = wb["Inputs"]
     layout = sheet_layout(ws)
     if layout is None or not layout.scenarios:

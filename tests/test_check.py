@@ -228,6 +228,22 @@ def test_a_name_typed_as_a_formula(book: Path, tmp_path: Path) -> None:
     assert len(bad.problems) < 50
 
 
+def test_an_input_typed_as_a_formula_is_checked_as_it_computes(book: Path) -> None:
+    """An input typed as a formula by a program that calculates nothing (openpyxl saves
+    no result): check recalculates it anyway, so the plan is checked as the formula
+    computes (64 GPUs), not reported as an input without a value."""
+
+    def typed(wb):
+        ws = wb["Inputs"]
+        ws.cell(row=rows_of(ws)["n_gpus"], column=4).value = "=8*8"
+
+    edit(book, typed)
+    report = check_workbook(book, engine=ONE_ENGINE)
+    assert not report.problems, report.problems[:5]
+    first = load_scenarios(default_scenario_path())[0]
+    assert first.run.n_gpus != 64  # the edit changed the plan, and the check followed it
+
+
 def test_check_cli_exit_codes(book: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(main, ["check", str(book), "--engine", ONE_ENGINE])

@@ -55,10 +55,26 @@ def _cell(path: Path, table: str, row_id: str, column: str) -> str:
 
 
 def _edit(src: Path, dst: Path, sheet: str, address: str, value) -> Path:
-    wb = openpyxl.load_workbook(src)
-    wb[sheet][address] = value
-    wb.save(dst)
+    """``src`` with one cell set to ``value``, saved by openpyxl as ``dst``.  The source
+    is loaded once per version of the file (``_loaded``) and the cell put back after
+    saving, so each case pays for one save, not a load and a save."""
+    ws = _loaded(src, *_version(src))[sheet]
+    cell = ws[address]
+    existed = (cell.row, cell.column) in ws._cells and cell.value is not None
+    before = cell.value
+    cell.value = value
+    try:
+        ws.parent.save(dst)
+    finally:
+        cell.value = before
+        if not existed:
+            del ws._cells[(cell.row, cell.column)]
     return dst
+
+
+@functools.lru_cache(maxsize=2)
+def _loaded(path: Path, _mtime: int, _size: int):
+    return openpyxl.load_workbook(path)
 
 
 def _first_error(path: Path) -> str:
@@ -205,20 +221,26 @@ def test_a_formula_never_calculated_is_one_line(
 
 
 def _cells_visited(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> int:
-    """How many worksheet cells a command asks openpyxl for (``Worksheet.cell``, which
-    every row walk and range read goes through; loading a file binds its stored cells
-    without it). A reader that walked a sparse sheet row by row would ask for 100,000."""
+    """How many worksheet cells a command asks for (openpyxl's ``Worksheet.cell``, and
+    ``StoredSheet.cell`` of the reader of Inputs and Presets, which every row walk and
+    range read goes through; loading a file binds its stored cells without them).  A
+    reader that walked a sparse sheet row by row would ask for 100,000."""
     from openpyxl.worksheet.worksheet import Worksheet
 
-    count = [0]
-    original = Worksheet.cell
+    from sheetgen.workbook_open import StoredSheet
 
-    def counting(self, *a, **k):
-        count[0] += 1
-        return original(self, *a, **k)
+    count = [0]
+
+    def counting(original):
+        def cell(self, *a, **k):
+            count[0] += 1
+            return original(self, *a, **k)
+
+        return cell
 
     with monkeypatch.context() as m:
-        m.setattr(Worksheet, "cell", counting)
+        for sheet_class in (Worksheet, StoredSheet):  # full loads; the Inputs/Presets reader
+            m.setattr(sheet_class, "cell", counting(sheet_class.cell))
         one_line(args, code=0)
     return count[0]
 
