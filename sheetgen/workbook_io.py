@@ -1,6 +1,7 @@
 """Reading a workbook back (a facade): ``workbook_open`` opens the file safely,
 ``workbook_read`` reads the cells (layout, inputs, Presets tables),
-``workbook_scenarios`` turns them into scenarios and scenarios into a scenario file.  The names other modules import from here stay."""
+``workbook_scenarios`` turns them into scenarios and scenarios into a scenario file.
+The names other modules import from here stay."""
 
 from __future__ import annotations
 
