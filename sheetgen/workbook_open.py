@@ -5,7 +5,9 @@ needs (``open_sheets``: Inputs and Presets for ``inputs`` and ``generate --from`
 
 from __future__ import annotations
 
+import contextlib
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,21 +71,32 @@ def check_xlsx(path: str | Path) -> Path:
 
 def open_workbook(path: str | Path, data_only: bool = False) -> Any:
     """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
-    import openpyxl
-
     path = check_xlsx(path)
-    where = str(path)
-    try:
-        import warnings
+    with _unreadable(path):
+        return _load(path, data_only=data_only)
 
-        with warnings.catch_warnings():
-            # e.g. "Workbook contains no default style" on files Gnumeric saved
-            warnings.simplefilter("ignore")
-            return openpyxl.load_workbook(path, data_only=data_only)
+
+@contextlib.contextmanager
+def _unreadable(path: Path) -> Iterator[None]:
+    """Any exception inside as one line: the file cannot be read as a workbook."""
+    try:
+        yield
     except Exception as e:  # openpyxl raises many kinds on damaged files
         raise SheetgenError(
-            where, f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
+            str(path), f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
         ) from None
+
+
+def _load(path: Path, **options: Any) -> Any:
+    """openpyxl's load_workbook, its warnings silenced (e.g. "Workbook contains no
+    default style" on files Gnumeric saved)."""
+    import warnings
+
+    import openpyxl
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return openpyxl.load_workbook(path, **options)
 
 
 @dataclass
@@ -132,26 +145,16 @@ def open_sheets(path: str | Path, names: tuple[str, ...]) -> tuple[StoredBook, S
     openpyxl's read-only mode parses only the sheets asked for (a full load parses
     every sheet, twice as long on a sheetgen workbook); its stored dimensions are
     ignored (``reset_dimensions``), so a file that misstates them still reads whole."""
-    import warnings
-
-    import openpyxl
-
     path = check_xlsx(path)
     books = []
-    try:
+    with _unreadable(path):
         for data_only in (False, True):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # e.g. "Workbook contains no default style"
-                wb = openpyxl.load_workbook(path, read_only=True, data_only=data_only)
+            wb = _load(path, read_only=True, data_only=data_only)
             try:
                 sheets = {n: _stored_sheet(wb[n]) for n in names if n in wb.sheetnames}
                 books.append(StoredBook(list(wb.sheetnames), sheets))
             finally:
                 wb.close()
-    except Exception as e:  # openpyxl raises many kinds on damaged files
-        raise SheetgenError(
-            str(path), f"cannot be read as a workbook: {type(e).__name__}: {e}"[:300]
-        ) from None
     return books[0], books[1]
 
 
