@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 from sheetgen.recalc import gnumeric_available, libreoffice_available
 
@@ -30,6 +31,15 @@ def _click_runner_as_8_2() -> None:
 
 
 _click_runner_as_8_2()
+
+
+# Hypothesis draws new random examples on every run; CI (.ci/run exports
+# SHEETGEN_HYPOTHESIS=ci) draws the same ones every time, so that a run passes or
+# fails on the code, not on the draw.  A developer's run stays random ("dev") and
+# replays its own failures from .hypothesis/.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("dev")
+settings.load_profile(os.environ.get("SHEETGEN_HYPOTHESIS", "dev"))
 
 
 def require_libreoffice() -> None:

@@ -34,6 +34,15 @@ def test_ci_runs_the_readme_test_command_with_engines_required():
     assert "export SHEETGEN_REQUIRE_LIBREOFFICE=1" in CI
 
 
+def test_ci_draws_the_same_hypothesis_examples_every_run():
+    from hypothesis import settings
+
+    assert "export SHEETGEN_HYPOTHESIS=ci" in CI
+    assert settings.get_profile("ci").derandomize
+    assert settings.get_profile("ci").database is None
+    assert not settings.get_profile("dev").derandomize
+
+
 @pytest.mark.parametrize(
     "step", ["ruff check .", "ruff format --check .", ".venv/bin/mypy ||", "floors.py --check"]
 )

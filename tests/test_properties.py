@@ -87,7 +87,9 @@ def scenarios(draw, name: str = "random"):
             "causal_factor": draw(st.sampled_from([0.5, 1.0])),
             "mfu": draw(st.floats(0.05, 0.8)),
             "goodput": draw(st.floats(0.5, 1.0)),
-            "price_per_gpu_hour": draw(st.floats(0, 20)),
+            # Free, or at least a cent: a price hypothesis shrinks towards 1e-315 makes
+            # subnormal costs, which LibreOffice rounds to fewer digits than Python.
+            "price_per_gpu_hour": draw(st.one_of(st.just(0.0), st.floats(0.01, 20))),
             "weight_dtype": draw(st.sampled_from(CHOICES["weight_dtype"])),
             "kv_dtype": draw(st.sampled_from(CHOICES["kv_dtype"])),
             "inf_batch": draw(st.integers(1, 256)),
