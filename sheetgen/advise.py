@@ -1,7 +1,7 @@
 """Find the multi-GPU layout that fits and finishes first (``sheetgen advise``).
 
 The search enumerates layouts of one scenario — tp (inside a node, dividing the
-query and KV heads), pp (dividing the layers, with 1, 2 or 4 interleaved stages),
+query and KV heads), pp (dividing the layers, with 1, 2, 4 or 8 interleaved stages),
 cp (dividing the sequence), ep (MoE: dividing the experts and dp x cp), dp from
 the GPUs left, ZeRO 0-3, recomputation none / selective / full and the
 micro-batch — and rejects, with a reason, those whose numbers do not divide,
@@ -35,7 +35,7 @@ from sheetgen.scenario import Run, Scenario
 
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 CP_CHOICES = (1, 2, 4, 8)
-VIRTUAL_CHOICES = (1, 2, 4)
+VIRTUAL_CHOICES = (1, 2, 4, 8)
 ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE = ("none", "selective", "full")
 MICRO_BATCHES = (1, 2, 4, 8)

@@ -135,6 +135,9 @@ def test_embedding_and_loss_in_layer_places_open_the_stages_they_divide() -> Non
     stages = {(lay["pp"], lay["pp_virtual_stages"]) for lay in layouts(split, 16384, Counter())}
     assert pps == {1, 2}  # 126 = 2 x 3^2 x 7
     assert {(16, 1), (16, 2), (16, 4), (32, 4), (64, 2)} <= stages
+    # One place per chunk, so that "the first model chunk on the first stage has only
+    # the embedding" (section 3.3.2): 128 = 16 stages x 8 chunks.
+    assert (16, 8) in stages
     assert all(128 % (pp * v) == 0 and pp <= 126 for pp, v in stages if pp > 1)
     assert (128, 1) not in stages  # 128 places, but more stages than layers
 
