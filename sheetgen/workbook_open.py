@@ -73,7 +73,7 @@ def open_workbook(path: str | Path, data_only: bool = False) -> Any:
     """openpyxl workbook, or a one-line SheetgenError saying why the file cannot be read."""
     path = check_xlsx(path)
     with _unreadable(path):
-        return _load(path, data_only=data_only)
+        return load_quietly(path, data_only=data_only)
 
 
 @contextlib.contextmanager
@@ -87,7 +87,7 @@ def _unreadable(path: Path) -> Iterator[None]:
         ) from None
 
 
-def _load(path: Path, **options: Any) -> Any:
+def load_quietly(path: Path, **options: Any) -> Any:
     """openpyxl's load_workbook, its warnings silenced (e.g. "Workbook contains no
     default style" on files Gnumeric saved)."""
     import warnings
@@ -149,7 +149,7 @@ def open_sheets(path: str | Path, names: tuple[str, ...]) -> tuple[StoredBook, S
     books = []
     with _unreadable(path):
         for data_only in (False, True):
-            wb = _load(path, read_only=True, data_only=data_only)
+            wb = load_quietly(path, read_only=True, data_only=data_only)
             try:
                 sheets = {n: _stored_sheet(wb[n]) for n in names if n in wb.sheetnames}
                 books.append(StoredBook(list(wb.sheetnames), sheets))

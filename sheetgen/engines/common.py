@@ -20,7 +20,6 @@ openpyxl is imported lazily, so importing this module is cheap.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -114,12 +113,11 @@ def serial(value: object) -> object:
 
 @contextlib.contextmanager
 def open_workbook(path: Path, data_only: bool) -> Iterator[Any]:
-    import openpyxl
+    """openpyxl's whole workbook, its warnings silenced (``workbook_open.load_quietly``:
+    e.g. "Data Validation extension is not supported"), closed when the block ends."""
+    from sheetgen.workbook_open import load_quietly
 
-    with warnings.catch_warnings():
-        # e.g. "Data Validation extension is not supported and will be removed"
-        warnings.simplefilter("ignore", UserWarning)
-        wb = openpyxl.load_workbook(path, data_only=data_only)
+    wb = load_quietly(path, data_only=data_only)
     try:
         yield wb
     finally:
