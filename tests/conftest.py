@@ -36,9 +36,13 @@ _click_runner_as_8_2()
 # Hypothesis draws new random examples on every run; CI (.ci/run exports
 # SHEETGEN_HYPOTHESIS=ci) draws the same ones every time, so that a run passes or
 # fails on the code, not on the draw.  A developer's run stays random ("dev") and
-# replays its own failures from .hypothesis/.
-settings.register_profile("ci", derandomize=True, database=None)
-settings.register_profile("dev")
+# replays its own failures from .hypothesis/.  Both profiles start from hypothesis's
+# own defaults: where the CI variable is set, hypothesis loads its built-in "ci"
+# profile (derandomised) first, and a profile registered without a parent would
+# inherit that.
+_defaults = settings.get_profile("default")
+settings.register_profile("ci", parent=_defaults, derandomize=True, database=None)
+settings.register_profile("dev", parent=_defaults, derandomize=False)
 settings.load_profile(os.environ.get("SHEETGEN_HYPOTHESIS", "dev"))
 
 

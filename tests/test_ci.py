@@ -43,6 +43,29 @@ def test_ci_draws_the_same_hypothesis_examples_every_run():
     assert not settings.get_profile("dev").derandomize
 
 
+@pytest.mark.parametrize("ci_variable", ["", "true"])
+def test_a_developers_run_stays_random_wherever_it_runs(ci_variable):
+    """Where CI is set, hypothesis first loads its own derandomised "ci" profile; the
+    project's "dev" profile must not inherit it (stop 33's CI failed on exactly that)."""
+    import os
+    import sys
+
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('c', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
+        "from hypothesis import settings\n"
+        "print(settings.get_profile('dev').derandomize, settings().derandomize)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "SHEETGEN_HYPOTHESIS")}
+    if ci_variable:
+        env["CI"] = ci_variable
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "False"], out
+
+
 @pytest.mark.parametrize(
     "step", ["ruff check .", "ruff format --check .", ".venv/bin/mypy ||", "floors.py --check"]
 )
