@@ -118,7 +118,11 @@ def zip_for_writing(target: str | os.PathLike[str] | IO[bytes]) -> Iterator[zipf
         try:
             yield archive
         except BaseException:
-            with contextlib.suppress(Exception):
+            try:
                 archive.close()
+            except Exception:
+                # Abandoned: without this, the archive's finaliser would try closing
+                # again on the released file (an "Exception ignored" on stderr).
+                archive.fp = None
             raise
         archive.close()

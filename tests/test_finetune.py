@@ -99,8 +99,10 @@ def qlora_paper(model: str, hardware: str, recipe: str = "qlora", **more) -> dic
     "model, hardware, gb", [("llama-65b", "l40s", 48), ("llama-33b", "rtx-4090", 24)]
 )
 def test_qlora_headline_fits_one_gpu(model, hardware, gb):
-    """Dettmers et al. 2023, abstract and section 1: 65B on one 48 GB GPU, 33B on one 24 GB."""
-    assert presets.hardware()[hardware].mem_gb == gb
+    """Dettmers et al. 2023, abstract and section 1: 65B on one 48 GB GPU, 33B on one 24 GB
+    (the preset's capacity is what the driver reports: 48.30 and 25.75 GB)."""
+    hw = presets.hardware()[hardware]
+    assert f"{gb}GB" in hw.name and gb <= hw.mem_gb < gb * 1.08
     r = qlora_paper(model, hardware)
     assert r["fits_per_gpu"] == 1 and r["plan_verdict"] == "OK", (
         f"{r['_scenario']}: {r['mem_total_per_gpu'] / 1e9:.1f} GB of "

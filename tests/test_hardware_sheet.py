@@ -3,6 +3,7 @@ table, team presets included, on the Summary's clock; a price edit on Presets re
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -190,3 +191,25 @@ def test_an_unfinished_custom_row_breaks_nothing(tmp_path: Path) -> None:
     errors = {k: v for k, v in values.items() if is_error(v)}
     assert not errors, list(errors.items())[:5]
     assert values[("Checks", "chk_no_errors", s.name)] == 1
+
+
+# Presets whose capacity is a published driver measurement (docs/DESIGN.md, "GPU memory
+# capacity"); the rest keep the datasheet's figure, which under-states.
+MEASURED_MEMORY = {"h100-sxm", "a100-80gb", "a100-40gb", "h200", "l40s", "rtx-4090"}
+
+
+@pytest.mark.parametrize("hw_id", sorted(presets.hardware()))
+def test_memory_is_what_the_driver_reports_where_it_is_published(hw_id: str) -> None:
+    """A measured preset's source prints the driver's "N MiB = X GB"; its mem_gb is X,
+    and X is N MiB in decimal GB. Any other names the datasheet figure it carries."""
+    hw = presets.hardware()[hw_id]
+    source = dict(hw.sources)["mem_gb"]
+    measured = re.search(r"([\d,]+) MiB = ([\d.]+) GB", source)
+    assert bool(measured) == (hw_id in MEASURED_MEMORY), f"{hw_id}: {source}"
+    if measured:
+        mib, gb = int(measured[1].replace(",", "")), float(measured[2])
+        assert hw.mem_gb == gb, f"{hw_id}: mem_gb {hw.mem_gb}, its source says {gb} GB"
+        # N MiB in GB, cut (not rounded) to two decimals as the measurement prints it
+        assert 0 <= mib * 2**20 / 1e9 - gb < 0.01, f"{hw_id}: {mib} MiB is not {gb} GB"
+    else:
+        assert f"{hw.mem_gb:g} GB" in source, f"{hw_id}: {hw.mem_gb} not in {source}"
