@@ -366,10 +366,13 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="inf_tp",
         kind="int",
-        default=1,
-        doc="inference: GPUs serving one model replica (tensor parallel)",
+        default=0,
+        doc=(
+            "inference: GPUs serving one model replica (tensor parallel); 0 = the smallest "
+            "power of two up to the node on which the batch fits (decode and prefill peaks)"
+        ),
         unit="GPUs",
-        limit=(1, 10**5, "GPUs serving one replica"),
+        limit=(0, 10**5, "GPUs serving one replica"),
     ),
     Field(
         key="quant_scale_bytes",

@@ -204,7 +204,7 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
                 "per M training tokens"
             ),
             _fit(
-                f"    serving on {plural(r['inf_tp'], 'GPU')}: "
+                f"    serving on {plural(r['inf_tp_used'], 'GPU')}: "
                 f"{r['inf_total_bytes_per_gpu'] / 1e9:,.1f} GB/GPU "
                 f"({'fits' if r['inf_fits'] else 'does NOT fit'}), TTFT {r['inf_ttft_s']:.3g} s, "
                 f"{r['inf_decode_tokens_per_s']:,.0f} tok/s, {money(r['inf_cost_per_mtok'])}/M out"

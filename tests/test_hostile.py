@@ -104,7 +104,7 @@ FLAG_CASES = {
     "headroom 1": (["--mem-headroom", "1"], "--mem-headroom"),
     "dp mismatch": (["--dp", "3", "--tp", "2", "--gpus", "8"], "--gpus 8"),
     "tp not dividing": (["--tp", "3"], "dp"),
-    "inf tp 0": (["--inf-tp", "0"], "--inf-tp"),
+    "inf tp negative": (["--inf-tp", "-1"], "--inf-tp"),
     "inf batch 1e8": (["--inf-batch", "1e8"], "--inf-batch"),
     "peak mem 1e400": (["--measured-peak-mem", "1e400"], "--measured-peak-mem"),
     "overhead huge": (["--overhead-bytes", "1e300"], "--overhead-bytes"),

@@ -21,6 +21,7 @@ from sheetgen.workbook.templates import load_templates
 
 SEVEN_B = nominal_model(7 * 10**9)
 INFERENCE_KEYS = [r.key for t in load_templates() if t.sheet == "Inference" for r in t.keyed_rows]
+TEXT_KEYS = {"inf_tp_note"}  # the one row in words
 
 # ---------------------------------------------------------------------------
 # Seed 003: weights by format, 2N per token, the KV-cache progression
@@ -79,13 +80,15 @@ def test_prefill_attention_counted_as_on_the_flops_sheet():
     ids=["b1-4k", "b8-4k", "b1-32k", "b8-32k"],
 )
 def test_seed003_kv_cache_progression(batch, prompt, output, expected):
-    # Llama 2 7B (L = 32, n_kv = 32, d = 128, BF16). The seed's "2 GB" is 2^31 bytes.
+    # Llama 2 7B (L = 32, n_kv = 32, d = 128, BF16). The seed's "2 GB" is 2^31 bytes,
+    # held by one GPU.
     r = calc(
         f"llama2-7b b={batch} {prompt}+{output}",
         model="llama2-7b",
         inf_batch=batch,
         prompt_len=prompt,
         output_len=output,
+        inf_tp=1,
     )
     expect(r, "inf_kv_bytes", expected, abs=0)
     expect(r, "inf_kv_bytes_per_gpu", expected, abs=0)
@@ -271,7 +274,8 @@ def test_weights_alone_do_not_fit():
 
 
 def matrix_items() -> list[dict[str, Any]]:
-    """Every weight and KV format, tp 1/2/3/8, dense, MoE and MLA models, a misfit."""
+    """Every weight and KV format, tp 1/2/3/8 and chosen (inf_tp 0), dense, MoE and MLA
+    models, a misfit."""
     dtypes = CHOICES["weight_dtype"]
     kv_dtypes = CHOICES["kv_dtype"]
     base = [
@@ -333,6 +337,15 @@ def matrix_items() -> list[dict[str, Any]]:
             "prompt_len": 100,
             "output_len": 100,
         },
+        {"name": "405B bf16, tp chosen: fits on none", "model": "llama3-405b"},
+        {
+            "name": "MLA+MoE, tp chosen",
+            "model": "deepseek-v3",
+            "hardware": "h200",
+            "weight_dtype": "fp8",
+            "kv_dtype": "fp8",
+            "inf_batch": 32,
+        },
         {
             "name": "Mixtral tp 8 batch 256",
             "model": "mixtral-8x7b",
@@ -388,7 +401,8 @@ def test_libreoffice_inference_cells_are_numbers(matrix, lo_values) -> None:
     for s in scenarios:
         for key in INFERENCE_KEYS:
             v = lo_values.get(("Inference", key, s.name))
-            assert isinstance(v, (int, float)) and not is_error(v), f"{key} [{s.name}]: {v!r}"
+            kind = str if key in TEXT_KEYS else (int, float)
+            assert isinstance(v, kind) and not is_error(v), f"{key} [{s.name}]: {v!r}"
 
 
 @pytest.mark.libreoffice
@@ -456,7 +470,7 @@ def test_cli_inference_flags() -> None:
 @pytest.mark.parametrize(
     "flag, value, message",
     [
-        ("--inf-tp", "0", "--inf-tp: must be a whole number >= 1"),
+        ("--inf-tp", "-1", "--inf-tp: must be a whole number >= 0"),
         ("--prompt-len", "-5", "--prompt-len: must be a whole number >= 1"),
         ("--quant-scale-bytes", "-0.1", "must be >= 0"),
         ("--inf-compute-eff", "1.5", "fraction in (0, 1]"),
@@ -505,3 +519,43 @@ def test_edited_inference_inputs_follow_in_libreoffice(lo, tmp_path) -> None:
     reference = {s.name: compute(s) for s in expected}
     bad = mismatches(values, reference)
     assert not bad, "after editing inference inputs:\n" + "\n".join(bad[:40])
+
+
+AUTO_TP_CASES = [
+    ("llama3-8b", "h100-sxm", {}, 1),
+    ("llama3-70b", "h100-sxm", {}, 2),
+    ("llama3-70b", "l40s", {"weight_dtype": "int4"}, 1),
+    ("llama2-7b", "h100-sxm", {"inf_batch": 8, "prompt_len": 32000, "output_len": 768}, 4),
+    ("llama3-405b", "h100-sxm", {"weight_dtype": "fp8"}, 8),
+    ("deepseek-v3", "h200", {"weight_dtype": "fp8"}, 8),
+]
+
+
+@pytest.mark.parametrize(("model", "hardware", "more", "tp"), AUTO_TP_CASES)
+def test_inf_tp_0_takes_the_fewest_gpus_on_which_the_batch_fits(model, hardware, more, tp):
+    """inf_tp 0 (the default): the smallest power of two up to the node on which the
+    batch fits at both peaks. The same plan typed with that tp fits; with half of it
+    it does not."""
+    r = calc(f"{model} auto", model=model, hardware=hardware, **more)
+    assert (r["inf_tp_used"], r["inf_fits"]) == (tp, 1), (r["inf_tp_used"], r["inf_tp_note"])
+    assert r["inf_tp_note"] == (
+        f"chosen: tp {tp}, the smallest power of two up to the node (8) on which the batch fits"
+    )
+    typed = calc(f"{model} tp {tp}", model=model, hardware=hardware, inf_tp=tp, **more)
+    assert typed["inf_fits"] == 1 and typed["inf_tp_note"] == f"given on Inputs: tp {tp}"
+    assert {
+        k: typed[k] for k in r if k.startswith("inf_") and k not in ("inf_tp", "inf_tp_note")
+    } == {k: r[k] for k in r if k.startswith("inf_") and k not in ("inf_tp", "inf_tp_note")}
+    if tp > 1:
+        half = calc(f"{model} tp {tp // 2}", model=model, hardware=hardware, inf_tp=tp // 2, **more)
+        assert half["inf_fits"] == 0, f"{model} fits on {tp // 2} GPUs already"
+
+
+def test_inf_tp_0_names_the_node_when_nothing_fits() -> None:
+    """BF16 Llama 3 405B (810 GB of weights) fits no power of two in an 8-GPU node: the
+    largest, 8, is used and the note and Checks say it does not fit."""
+    r = calc("405B bf16 auto", model="llama3-405b", hardware="h100-sxm")
+    assert (r["inf_tp_used"], r["inf_fits"], r["chk_inf_fits"]) == (8, 0, 0)
+    assert r["inf_tp_note"] == (
+        "chosen: tp 8, the largest power of two in the node (8); the batch fits on none"
+    )

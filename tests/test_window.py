@@ -183,7 +183,7 @@ def matrix_items() -> list[dict[str, Any]]:
          "phases": [{"tokens": "1T", "seq_len": 2048}, {"tokens": "100B", "seq_len": CTX}]},
         {"name": "gemma2 short", "model": "gemma2-27b", "hardware": "h200",
          "seq_len": 2048, "inf_context": 1000, "prompt_len": 1000, "output_len": 100,
-         "inf_batch": 256, "kv_dtype": "fp8"},
+         "inf_tp": 1, "inf_batch": 256, "kv_dtype": "fp8"},
         {"name": "custom window", "model": {"base": "mistral-7b", "sliding_window": 1000,
          "local_layers": 20}, "hardware": "a100-80gb", "seq_len": 4096, "inf_context": 5000,
          "prompt_len": 3_000, "output_len": 500, "inf_tp": 4, "inf_batch": 64},

@@ -73,7 +73,7 @@ def checks(s: Scenario) -> dict[str, float]:
     sch = schedule(s)
     clk = clock(s)
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
-    out = {
+    out: dict[str, float] = {
         "chk_model_found": 1,
         "chk_hardware_found": 1,
         "chk_kv_heads_divide": int(m.n_heads % m.n_kv_heads == 0),
@@ -128,7 +128,7 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_pp_microbatches_match": int(
             pp == 1 or microbatches(run) == schedule(s)["grad_accum_steps"]
         ),
-        "chk_inf_fits": inference(s)["inf_fits"],
+        "chk_inf_fits": int(inference(s)["inf_fits"]),
         "chk_phase_tokens_match": int(
             ph["phases_used"] == 0 or ph["phased_tokens"] == run.train_tokens
         ),

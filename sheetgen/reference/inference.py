@@ -1,6 +1,8 @@
 """The Inference sheet: will a request fit, how fast is it served, what does it cost.
 
-One replica of the model is served by ``inf_tp`` GPUs (tensor parallel) holding
+One replica of the model is served by ``inf_tp`` GPUs (tensor parallel; 0 = the
+smallest power of two up to the node on which the batch fits, at its decode and its
+prefill peak, else the largest power of two in the node: ``inf_tp_used``) holding
 ``inf_batch`` sequences, each a request of ``prompt_len`` prompt tokens and
 ``output_len`` generated tokens (Kwon et al. 2023, vLLM, figure 1: inference
 memory = weights + KV cache
@@ -70,16 +72,66 @@ import math
 from sheetgen.reference.flops import flops
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.memory import memory
-from sheetgen.reference.params import params, qk_head_dim, v_head_dim
+from sheetgen.reference.params import params
+from sheetgen.reference.request import attended, kv_at, kv_gpu_share, request
+from sheetgen.run_fields import SERVE_TP_SLOTS
 from sheetgen.scenario import Scenario
 from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
 
 
-def kv_gpu_share(n_kv_heads: int, tp: int, mla: bool) -> float:
-    """Share of a replica's KV cache one GPU holds with tp-way tensor parallelism."""
-    if mla:
-        return 1.0
-    return math.ceil(n_kv_heads / tp) / n_kv_heads
+def _prefill_act_token(s: Scenario, tp: int) -> float:
+    """One layer's activations per prompt token per GPU: the norm inputs (and MLA's
+    latents) whole, the tensor-parallel values / tp (the Memory sheet's count)."""
+    m = s.model
+    mem = memory(s)
+    unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
+    values = max(mem["act_values_dense_layer"], mem["act_values_moe_layer"])
+    return mem["act_bytes"] * (unsplit + (values - unsplit) / tp)
+
+
+def choose_tp(s: Scenario) -> tuple[int, dict[str, float | str]]:
+    """GPUs per replica: ``inf_tp`` when > 0, else the smallest power of two up to the
+    node whose GPUs hold the weights, the overhead and the batch at both its decode and
+    its prefill peak; else the largest power of two in the node. With the candidates'
+    keys (1, 2, 4, ... as on the Serving sheet)."""
+    m, run = s.model, s.run
+    req = request(s)
+    weights = kv_cache(s)["inf_weight_bytes"]
+    cap = s.hardware.mem_gb * GIGA
+    out: dict[str, float | str] = {}
+    first = within = 0
+    t = 1
+    for n in range(1, SERVE_TP_SLOTS + 1):
+        share = kv_gpu_share(m.n_kv_heads, t, m.is_mla)
+        decode_seq = req["inf_kv_bytes_per_seq"] * share
+        prefill_seq = (
+            req["inf_prompt_kv_bytes"] * share
+            + _prefill_act_token(s, t) * run.prompt_len
+            + run.logits_bytes * m.vocab_size / t
+        )
+        need = weights / t + run.inf_overhead_bytes + run.inf_batch * max(decode_seq, prefill_seq)
+        fits = int(t <= run.gpus_per_node and need <= cap)
+        first = first or (t if fits else 0)
+        within = t if t <= run.gpus_per_node else within
+        out |= {f"inf_cand_tp_{n}": t, f"inf_cand_need_{n}": need, f"inf_cand_fits_{n}": fits}
+        out |= {f"inf_cand_first_{n}": first, f"inf_cand_within_{n}": within}
+        t *= 2
+    node = run.gpus_per_node
+    if run.inf_tp > 0:
+        tp, note = run.inf_tp, f"given on Inputs: tp {run.inf_tp}"
+    elif first:
+        tp = first
+        note = (
+            f"chosen: tp {tp}, the smallest power of two up to the node ({node}) "
+            "on which the batch fits"
+        )
+    else:
+        tp = within
+        note = (
+            f"chosen: tp {tp}, the largest power of two in the node ({node}); "
+            "the batch fits on none"
+        )
+    return tp, {"inf_tp_note": note, **out}
 
 
 def _floor_fit(budget: float, per_unit: float) -> int:
@@ -100,32 +152,27 @@ def _tokens_in(room: float, grow: float, windowed: float, window: int, cap: floa
     return cap
 
 
-def inference(s: Scenario) -> dict[str, float]:
+def inference(s: Scenario) -> dict[str, float | str]:
     m, run, hw = s.model, s.run, s.hardware
     p = params(m)
     kv = kv_cache(s)
     peak = flops(s)["peak_flops"]
     gpu_mem = hw.mem_gb * GIGA
     hbm = hw.hbm_tbps * TERA
-    tp, batch = run.inf_tp, run.inf_batch
+    tp, candidates = choose_tp(s)
+    batch = run.inf_batch
     prompt, out_len = run.prompt_len, run.output_len
 
-    # The request and memory per GPU.
-    request_tokens = prompt + out_len
+    # The request (reference.request) and memory per GPU.
+    req = request(s)
     share = kv_gpu_share(m.n_kv_heads, tp, m.is_mla)
     share_mha = kv_gpu_share(m.n_heads, tp, False)
     # Windowed attention: global layers cache every token, local ones the last W.
     kv_g, kv_l = kv["kv_bytes_per_token_global"], kv["kv_bytes_per_token_local"]
     window = m.sliding_window
-
-    def kv_at(tokens: float) -> float:
-        return kv_g * tokens + kv_l * min(tokens, window)
-
     block = run.kv_block_tokens
-    seq_kv_tokens = math.ceil(request_tokens / block) * block
-    prompt_kv_tokens = math.ceil(prompt / block) * block
-    seq_kv_bytes = kv_at(seq_kv_tokens)
-    prompt_kv_bytes = kv_at(prompt_kv_tokens)
+    seq_kv_bytes = req["inf_kv_bytes_per_seq"]
+    prompt_kv_bytes = req["inf_prompt_kv_bytes"]
     kv_bytes = seq_kv_bytes * batch
     kv_bytes_mha = kv_bytes * kv["kv_mha_ratio"]
     weights = kv["inf_weight_bytes"]
@@ -137,9 +184,7 @@ def inference(s: Scenario) -> dict[str, float]:
     # Prefill peak: the prompt's cache, one layer's activations and the logits.
     mem = memory(s)
     act = mem["act_bytes"]
-    unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
-    values = max(mem["act_values_dense_layer"], mem["act_values_moe_layer"])
-    prefill_act_token = act * (unsplit + (values - unsplit) / tp)
+    prefill_act_token = _prefill_act_token(s, tp)
     prefill_act = prefill_act_token * prompt
     prefill_logits = run.logits_bytes * m.vocab_size / tp
     prefill_seq = prompt_kv_bytes * share + prefill_act + prefill_logits
@@ -176,18 +221,12 @@ def inference(s: Scenario) -> dict[str, float]:
     flops_per_s = tp * peak * run.inf_compute_eff
     bytes_per_s = hbm * run.inf_bw_eff
     flops_token = kv["inf_flops_per_token"]  # 2 N_active
-    attn_ctx = 2 * m.n_layers * m.n_heads * (qk_head_dim(m) + v_head_dim(m))
+    attn_ctx = req["inf_attn_flops_per_ctx_token"]
     weight_read_s = weights_gpu / bytes_per_s
 
     def prefill_flops(p_len: int) -> float:
         core = run.causal_factor * p_len * p_len * attn_ctx * window_layer_share(m, p_len)
         return batch * (p_len * flops_token + core)
-
-    def attended(ctx: float) -> float:
-        """Keys a decode query attends to, averaged over the layers."""
-        return ((m.n_layers - m.local_layers) * ctx + m.local_layers * min(ctx, window)) / (
-            m.n_layers
-        )
 
     # Decode: weights touched per step.
     if m.is_moe:
@@ -200,14 +239,14 @@ def inference(s: Scenario) -> dict[str, float]:
     decode_weight_gpu = params_read * kv["inf_weight_bytes_per_param"] / tp
 
     def step(avg_ctx: float) -> tuple[float, float, float, float]:
-        kv_read = kv_at(avg_ctx) * share * batch
+        kv_read = kv_at(s, avg_ctx) * share * batch
         mem_s = (decode_weight_gpu + kv_read) / bytes_per_s
-        fl = batch * (flops_token + attended(avg_ctx) * attn_ctx)
+        fl = batch * (flops_token + attended(s, avg_ctx) * attn_ctx)
         return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s) + ar_step
 
     p_flops = prefill_flops(prompt)
     prefill_s = max(p_flops / flops_per_s, weight_read_s) + ar_prefill
-    avg_ctx = prompt + out_len / 2
+    avg_ctx = req["inf_decode_avg_context"]
     kv_read, mem_s, d_flops, step_s = step(avg_ctx)
     compute_s = d_flops / flops_per_s
     ttft = prefill_s
@@ -218,7 +257,7 @@ def inference(s: Scenario) -> dict[str, float]:
     # The same tokens the other way round: prompt = output_len, output = prompt_len.
     ar_swap_prefill = allreduce_s(out_len)
     sw_prefill_s = max(prefill_flops(out_len) / flops_per_s, weight_read_s) + ar_swap_prefill
-    sw_avg_ctx = out_len + prompt / 2
+    sw_avg_ctx = req["inf_swap_avg_context"]
     _, sw_mem_s, sw_flops, sw_step_s = step(sw_avg_ctx)
     sw_e2e = sw_prefill_s + (prompt - 1) * sw_step_s
     sw_cost = (
@@ -226,15 +265,9 @@ def inference(s: Scenario) -> dict[str, float]:
     )
 
     return {
-        "inf_request_tokens": request_tokens,
-        "inf_kv_tokens_per_seq": seq_kv_tokens,
-        "inf_prompt_kv_tokens": prompt_kv_tokens,
-        "inf_kv_bytes_per_seq": seq_kv_bytes,
-        "inf_prompt_kv_bytes": prompt_kv_bytes,
-        "inf_prefill_attn_share": window_layer_share(m, prompt),
-        "inf_swap_prefill_attn_share": window_layer_share(m, out_len),
-        "inf_decode_attended_tokens": attended(avg_ctx),
-        "inf_swap_attended_tokens": attended(sw_avg_ctx),
+        **req,
+        "inf_tp_used": tp,
+        **candidates,
         "inf_prefill_act_bytes_per_token": prefill_act_token,
         "inf_prefill_act_bytes_per_seq": prefill_act,
         "inf_prefill_logits_bytes_per_seq": prefill_logits,
@@ -260,12 +293,10 @@ def inference(s: Scenario) -> dict[str, float]:
         "inf_max_context": max_context,
         "inf_max_batch_mha": max_batch_mha,
         "inf_flops_per_s": flops_per_s,
-        "inf_attn_flops_per_ctx_token": attn_ctx,
         "inf_prefill_flops": p_flops,
         "inf_weight_read_s": weight_read_s,
         "inf_prefill_s": prefill_s,
         "inf_ttft_s": ttft,
-        "inf_decode_avg_context": avg_ctx,
         "inf_experts_touched": touched,
         "inf_decode_params_read": params_read,
         "inf_decode_weight_bytes_per_gpu": decode_weight_gpu,
@@ -282,7 +313,6 @@ def inference(s: Scenario) -> dict[str, float]:
         "inf_gpu_hours_per_mtok": gpu_hours_mtok,
         "inf_cost_per_mtok": gpu_hours_mtok * run.price_per_gpu_hour,
         "inf_swap_prefill_s": sw_prefill_s,
-        "inf_swap_avg_context": sw_avg_ctx,
         "inf_swap_decode_mem_s": sw_mem_s,
         "inf_swap_decode_compute_s": sw_flops / flops_per_s,
         "inf_swap_step_s": sw_step_s,

@@ -49,10 +49,10 @@ import math
 from functools import lru_cache
 
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inference import inference, kv_gpu_share
 from sheetgen.reference.inputs import num_text
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
+from sheetgen.reference.request import kv_gpu_share, request
 from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.run_fields import SERVE_TP_SLOTS
 from sheetgen.scenario import Scenario
@@ -65,7 +65,7 @@ def _shared(s: Scenario) -> dict[str, float]:
     """The quantities every tp candidate shares (computed once per scenario)."""
     run, hw = s.run, s.hardware
     kv = kv_cache(s)
-    inf = inference(s)
+    inf = request(s)
     return {
         "bw": hw.hbm_tbps * TERA * run.inf_bw_eff,
         "peak": flops(s)["peak_flops"] * run.inf_compute_eff,
