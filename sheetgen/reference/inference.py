@@ -73,30 +73,29 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.request import attended, kv_at, kv_gpu_share, request
+from sheetgen.reference.request import attended, cache_bytes, kv_gpu_share, request
 from sheetgen.run_fields import SERVE_TP_SLOTS
-from sheetgen.scenario import Scenario
+from sheetgen.scenario import Model, Scenario
 from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
 
 
-def _prefill_act_token(s: Scenario, tp: int) -> float:
+def _prefill_act_token(m: Model, mem: dict[str, float], tp: int) -> float:
     """One layer's activations per prompt token per GPU: the norm inputs (and MLA's
     latents) whole, the tensor-parallel values / tp (the Memory sheet's count)."""
-    m = s.model
-    mem = memory(s)
     unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
     values = max(mem["act_values_dense_layer"], mem["act_values_moe_layer"])
     return mem["act_bytes"] * (unsplit + (values - unsplit) / tp)
 
 
-def choose_tp(s: Scenario) -> tuple[int, dict[str, float | str]]:
+def choose_tp(
+    s: Scenario, req: dict[str, float], mem: dict[str, float], weights: float
+) -> tuple[int, dict[str, float | str]]:
     """GPUs per replica: ``inf_tp`` when > 0, else the smallest power of two up to the
     node whose GPUs hold the weights, the overhead and the batch at both its decode and
     its prefill peak; else the largest power of two in the node. With the candidates'
-    keys (1, 2, 4, ... as on the Serving sheet)."""
+    keys (1, 2, 4, ... as on the Serving sheet). ``req`` is request(s), ``mem``
+    memory(s), ``weights`` the served weights' bytes."""
     m, run = s.model, s.run
-    req = request(s)
-    weights = kv_cache(s)["inf_weight_bytes"]
     cap = s.hardware.mem_gb * GIGA
     out: dict[str, float | str] = {}
     first = within = 0
@@ -106,14 +105,15 @@ def choose_tp(s: Scenario) -> tuple[int, dict[str, float | str]]:
         decode_seq = req["inf_kv_bytes_per_seq"] * share
         prefill_seq = (
             req["inf_prompt_kv_bytes"] * share
-            + _prefill_act_token(s, t) * run.prompt_len
+            + _prefill_act_token(m, mem, t) * run.prompt_len
             + run.logits_bytes * m.vocab_size / t
         )
         need = weights / t + run.inf_overhead_bytes + run.inf_batch * max(decode_seq, prefill_seq)
         fits = int(t <= run.gpus_per_node and need <= cap)
         first = first or (t if fits else 0)
         within = t if t <= run.gpus_per_node else within
-        out |= {f"inf_cand_tp_{n}": t, f"inf_cand_need_{n}": need, f"inf_cand_fits_{n}": fits}
+        out |= {f"inf_cand_tp_{n}": t, f"inf_cand_share_{n}": share, f"inf_cand_need_{n}": need}
+        out[f"inf_cand_fits_{n}"] = fits
         out |= {f"inf_cand_first_{n}": first, f"inf_cand_within_{n}": within}
         t *= 2
     node = run.gpus_per_node
@@ -159,12 +159,12 @@ def inference(s: Scenario) -> dict[str, float | str]:
     peak = flops(s)["peak_flops"]
     gpu_mem = hw.mem_gb * GIGA
     hbm = hw.hbm_tbps * TERA
-    tp, candidates = choose_tp(s)
-    batch = run.inf_batch
-    prompt, out_len = run.prompt_len, run.output_len
-
     # The request (reference.request) and memory per GPU.
     req = request(s)
+    mem = memory(s)
+    tp, candidates = choose_tp(s, req, mem, kv["inf_weight_bytes"])
+    batch = run.inf_batch
+    prompt, out_len = run.prompt_len, run.output_len
     share = kv_gpu_share(m.n_kv_heads, tp, m.is_mla)
     share_mha = kv_gpu_share(m.n_heads, tp, False)
     # Windowed attention: global layers cache every token, local ones the last W.
@@ -182,9 +182,8 @@ def inference(s: Scenario) -> dict[str, float | str]:
     budget = gpu_mem - run.inf_overhead_bytes - weights_gpu
 
     # Prefill peak: the prompt's cache, one layer's activations and the logits.
-    mem = memory(s)
     act = mem["act_bytes"]
-    prefill_act_token = _prefill_act_token(s, tp)
+    prefill_act_token = _prefill_act_token(m, mem, tp)
     prefill_act = prefill_act_token * prompt
     prefill_logits = run.logits_bytes * m.vocab_size / tp
     prefill_seq = prompt_kv_bytes * share + prefill_act + prefill_logits
@@ -239,9 +238,9 @@ def inference(s: Scenario) -> dict[str, float | str]:
     decode_weight_gpu = params_read * kv["inf_weight_bytes_per_param"] / tp
 
     def step(avg_ctx: float) -> tuple[float, float, float, float]:
-        kv_read = kv_at(s, avg_ctx) * share * batch
+        kv_read = cache_bytes(kv, window, avg_ctx) * share * batch
         mem_s = (decode_weight_gpu + kv_read) / bytes_per_s
-        fl = batch * (flops_token + attended(s, avg_ctx) * attn_ctx)
+        fl = batch * (flops_token + attended(m, avg_ctx) * attn_ctx)
         return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s) + ar_step
 
     p_flops = prefill_flops(prompt)

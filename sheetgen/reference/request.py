@@ -2,9 +2,8 @@
 
 The Inference and Serving sheets both size a replica for requests of ``prompt_len``
 + ``output_len`` tokens; these quantities depend on the model and the request only,
-not on the GPUs per replica (tp), so both sheets read them from here and the
-Inference sheet can take its tp from the Serving sheet's choice (``inf_tp`` 0)
-without the two modules importing each other.
+not on the GPUs per replica (tp), so both sheets read them from here and neither
+module imports the other.
 
   paged KV cache: a request holds ceil(tokens / kv_block_tokens) x kv_block_tokens
       tokens of cache (Kwon et al. 2023, vLLM); a cache of c tokens holds global
@@ -22,7 +21,7 @@ import math
 
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.params import qk_head_dim, v_head_dim
-from sheetgen.scenario import Scenario
+from sheetgen.scenario import Model, Scenario
 
 
 def kv_gpu_share(n_kv_heads: int, tp: int, mla: bool) -> float:
@@ -32,18 +31,16 @@ def kv_gpu_share(n_kv_heads: int, tp: int, mla: bool) -> float:
     return math.ceil(n_kv_heads / tp) / n_kv_heads
 
 
-def kv_at(s: Scenario, tokens: float) -> float:
-    """Bytes of a cache holding ``tokens`` tokens (whole replica)."""
-    kv = kv_cache(s)
-    window = s.model.sliding_window
+def cache_bytes(kv: dict[str, float], window: int, tokens: float) -> float:
+    """Bytes of a cache holding ``tokens`` tokens (whole replica), from the KV cache
+    sheet's bytes per token of the global and the windowed layers."""
     return kv["kv_bytes_per_token_global"] * tokens + kv["kv_bytes_per_token_local"] * min(
         tokens, window
     )
 
 
-def attended(s: Scenario, ctx: float) -> float:
+def attended(m: Model, ctx: float) -> float:
     """Keys a decode query attends to at context ``ctx``, averaged over the layers."""
-    m = s.model
     return ((m.n_layers - m.local_layers) * ctx + m.local_layers * min(ctx, m.sliding_window)) / (
         m.n_layers
     )
@@ -52,6 +49,7 @@ def attended(s: Scenario, ctx: float) -> float:
 def request(s: Scenario) -> dict[str, float]:
     """The Inference-sheet keys that do not depend on the GPUs per replica."""
     m, run = s.model, s.run
+    kv = kv_cache(s)
     prompt, out_len = run.prompt_len, run.output_len
     block = run.kv_block_tokens
     request_tokens = prompt + out_len
@@ -64,13 +62,13 @@ def request(s: Scenario) -> dict[str, float]:
         "inf_request_tokens": request_tokens,
         "inf_kv_tokens_per_seq": seq_kv_tokens,
         "inf_prompt_kv_tokens": prompt_kv_tokens,
-        "inf_kv_bytes_per_seq": kv_at(s, seq_kv_tokens),
-        "inf_prompt_kv_bytes": kv_at(s, prompt_kv_tokens),
+        "inf_kv_bytes_per_seq": cache_bytes(kv, m.sliding_window, seq_kv_tokens),
+        "inf_prompt_kv_bytes": cache_bytes(kv, m.sliding_window, prompt_kv_tokens),
         "inf_prefill_attn_share": window_layer_share(m, prompt),
         "inf_swap_prefill_attn_share": window_layer_share(m, out_len),
         "inf_decode_avg_context": avg_ctx,
         "inf_swap_avg_context": sw_avg_ctx,
-        "inf_decode_attended_tokens": attended(s, avg_ctx),
-        "inf_swap_attended_tokens": attended(s, sw_avg_ctx),
+        "inf_decode_attended_tokens": attended(m, avg_ctx),
+        "inf_swap_attended_tokens": attended(m, sw_avg_ctx),
         "inf_attn_flops_per_ctx_token": attn_flops,
     }

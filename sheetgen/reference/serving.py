@@ -52,7 +52,7 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import num_text
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
-from sheetgen.reference.request import kv_gpu_share, request
+from sheetgen.reference.request import cache_bytes, kv_gpu_share, request
 from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.run_fields import SERVE_TP_SLOTS
 from sheetgen.scenario import Scenario
@@ -74,9 +74,7 @@ def _shared(s: Scenario) -> dict[str, float]:
         "attn": inf["inf_attn_flops_per_ctx_token"],
         "flops_token": kv["inf_flops_per_token"],
         "weights": kv["inf_weight_bytes"],
-        "kv_read_seq": kv["kv_bytes_per_token_global"] * inf["inf_decode_avg_context"]
-        + kv["kv_bytes_per_token_local"]
-        * min(inf["inf_decode_avg_context"], s.model.sliding_window),
+        "kv_read_seq": cache_bytes(kv, s.model.sliding_window, inf["inf_decode_avg_context"]),
         "kv_seq": inf["inf_kv_bytes_per_seq"],
         "request_tokens": inf["inf_request_tokens"],
         "act": memory(s)["act_bytes"],
