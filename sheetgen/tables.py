@@ -191,7 +191,7 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
             _fit(f"  {s.name}"),
             _fit(
                 f"    {verdict}; {r['layout_text']}, {r['mem_total_per_gpu'] / 1e9:,.1f} of "
-                f"{r['gpu_mem_bytes'] / 1e9:,.0f} GB/GPU"
+                f"{r['gpu_mem_bytes'] / 1e9:,.1f} GB/GPU"
             ),
             _fit(
                 f"    {r['plan_days_wall']:,.1f} days{phased} ({r['train_days_wall_low']:,.1f}-"

@@ -107,4 +107,8 @@ def test_generate_summary_money_and_plurals(tmp_path: Path) -> None:
     for s in load_scenarios(default_scenario_path()):
         r = compute(s)
         assert f"{money(r['cost_total_per_m_tokens'])} per M training tokens" in out.output
+        # The capacity as the driver reports it, not rounded up past what the card holds
+        # (an H100's 85.52 GB is "85.5", never "86").
+        assert f"of {r['gpu_mem_bytes'] / 1e9:,.1f} GB/GPU" in out.output
+    assert "of 85.5 GB/GPU" in out.output
     assert re.search(r"\d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}", out.output)
