@@ -591,8 +591,9 @@ FIELDS: tuple[Field, ...] = (
         default=ELEMENTWISE_PASSES,
         doc=(
             "HBM passes over each layer's saved activations per forward + backward (norms, "
-            "activation functions, dropout, residual adds, the loss); fitted on the "
-            "published runs of presets/benchmarks/ (sheetgen benchmark-check)"
+            "activation functions, dropout, residual adds, the loss); fitted on the 'fit' "
+            "rows of presets/benchmarks/ by benchmarks/fit_throughput.py (sheetgen "
+            "benchmark-check prints the error)"
         ),
         limit=(0, 1000, "HBM passes over the activations"),
         zero_ok=True,
@@ -603,7 +604,9 @@ FIELDS: tuple[Field, ...] = (
         default=TP_COMM_OVERLAP,
         doc=(
             "share of tensor-parallel communication hidden behind compute; fitted on the "
-            "published runs of presets/benchmarks/ (sheetgen benchmark-check)"
+            "'fit' rows of presets/benchmarks/ by benchmarks/fit_throughput.py before the "
+            "step model charged the loss, not refitted since (sheetgen benchmark-check "
+            "prints the error)"
         ),
         limit=(0, 1, "a share"),
     ),
