@@ -69,3 +69,17 @@ def test_declared_constants_are_allowed() -> None:
 ])  # fmt: skip
 def test_defined_name_validity(name: str, ok: bool) -> None:
     assert valid_defined_name(name) is ok
+
+
+def test_every_row_shown_in_seconds_names_its_unit() -> None:
+    """A printed time needs its unit beside it: every template row formatted as
+    seconds says "s" in the unit column (the Serving sheet's candidate rows did not)."""
+    from sheetgen.workbook.templates import load_templates
+
+    bare = [
+        f"{t.sheet}: {row.key} ({row.unit or 'no unit'})"
+        for t in load_templates()
+        for row in t.rows
+        if row.fmt == "seconds" and row.unit != "s"
+    ]
+    assert not bare, "rows formatted as seconds without unit s: " + ", ".join(bare)
