@@ -284,6 +284,9 @@ def layout_label(lay: dict[str, Any]) -> str:
     )
 
 
+WHY_MATERIAL = 0.005  # a step term that moves less than 0.5% of the step explains nothing
+
+
 def why_better(a: Plan, b: Plan | None) -> str:
     """Why plan ``a`` ranks above the next one ``b``, in the terms of the step estimate."""
     if b is None:
@@ -306,10 +309,14 @@ def why_better(a: Plan, b: Plan | None) -> str:
         ("bubble", "pipeline_bubble", "%"),
         ("exposed dp comm", "comm_dp_exposed_seconds", "s"),
     )
+    # A term explains the ranking only when it differs by at least WHY_MATERIAL of the
+    # longer step (or, for the bubble, of a step) and the difference shows when printed.
+    step = max(float(va["step_seconds_predicted"]), float(vb["step_seconds_predicted"]))
     for label, key, unit in terms:
         x, y = float(va[key]), float(vb[key])
-        if abs(x - y) > 1e-3 * max(abs(x), abs(y), 1e-12):
-            fmt = (lambda t: f"{t:.1%}") if unit == "%" else (lambda t: f"{t:.2f}s")
+        fmt = (lambda t: f"{t:.1%}") if unit == "%" else (lambda t: f"{t:.2f}s")
+        scale = 1.0 if unit == "%" else step
+        if abs(x - y) >= WHY_MATERIAL * scale and fmt(x) != fmt(y):
             parts.append(f"{label} {fmt(x)} vs {fmt(y)}")
     return "; ".join(parts)
 

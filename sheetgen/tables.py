@@ -249,10 +249,11 @@ def advise_summary(result: Any) -> str:
     rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
     counts = result.gpu_counts
     on = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    on += " GPU" if on == "1" else " GPUs"
     kinds = result.accelerators
-    on += f" x {len(kinds)} accelerators" if kinds else ""
+    on += f" of each of {len(kinds)} accelerators" if kinds else ""
     return (
-        f"searched {result.candidates:,} layouts on {on} GPUs in {result.seconds:.2f}s "
+        f"searched {result.candidates:,} layouts on {on} in {result.seconds:.2f}s "
         f"({result.rate:,.0f}/s); {result.fitting:,} fit"
         + (f"; rejected: {rejected}" if rejected else "")
     )

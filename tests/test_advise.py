@@ -93,6 +93,37 @@ def test_ranked_by_days_then_cost_and_counts_add_up() -> None:
     assert result.rejected["does not fit"] > 0 and result.rejected["divisibility"] > 0
 
 
+def test_the_reasons_and_the_summary_read_as_a_person_would_write_them() -> None:
+    """Each plan's reason names only terms that differ by at least 0.5% of the step and
+    differ once printed (never "exposed dp comm 0.00s vs 0.00s"); the summary line says
+    "on 64 GPUs" and, for several accelerators, "GPUs of each of N accelerators"."""
+    from dataclasses import replace as swap
+
+    from sheetgen.advise import WHY_MATERIAL, why_better
+    from sheetgen.tables import advise_summary
+
+    base = scenario_from_dict(BASE)
+    result = search(base, Goal(gpus=64), top=8)
+    plans = result.plans
+    assert len(plans) >= 3
+    term = re.compile(r"(compute|bubble|exposed dp comm) ([\d.]+)(s|%) vs ([\d.]+)(s|%)")
+    keys = {"compute": "step_compute_seconds", "exposed dp comm": "comm_dp_exposed_seconds"}
+    for a, b in zip(plans, plans[1:], strict=False):
+        why = why_better(a, b)
+        for label, x, unit, y, _ in term.findall(why):
+            assert x != y, f"{why!r}: a term printed equal on both sides"
+            if unit == "s":
+                gap = abs(float(a.values[keys[label]]) - float(b.values[keys[label]]))
+                step = max(a.values["step_seconds_predicted"], b.values["step_seconds_predicted"])
+                assert gap >= WHY_MATERIAL * step, f"{why!r}: {label} differs by {gap:.4f}s"
+    assert why_better(plans[-1], None) == "last shown"
+    line = advise_summary(result)
+    assert line.startswith(f"searched {result.candidates:,} layouts on 64 GPUs in "), line
+    several = swap(result, accelerators=("h100-sxm", "a100-80gb"), gpu_counts=(1, 16384))
+    assert " on 1 to 16,384 GPUs of each of 2 accelerators in " in advise_summary(several)
+    assert " on 1 GPU in " in advise_summary(swap(result, gpu_counts=(1,)))
+
+
 def test_fast_path_equals_the_full_reference() -> None:
     """The search's cached evaluation is the reference's Parallelism sheet, key for key."""
     from sheetgen.reference.parallelism import parallelism
