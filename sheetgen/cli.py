@@ -63,8 +63,13 @@ def presets_cmd() -> None:
     """List the presets (with their sources and origins), or import a model."""
 
 
+PRESET_NOUN = {"models": "model", "hardware": "hardware", "recipes": "recipe"}
+
+
 def _listing(kind: str) -> None:
-    @presets_cmd.command(kind, help=f"List the {kind} presets with their sources and origins.")
+    noun = PRESET_NOUN[kind]
+
+    @presets_cmd.command(kind, help=f"List the {noun} presets with their sources and origins.")
     @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
     @presets_option
     @handle_errors

@@ -136,6 +136,15 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# An aligned table pads every cell of a column to its longest: one verdict of 200
+# characters would push every number of its scenario off the screen.
+TABLE_TEXT_MAX = 60
+
+
+def _cut_text(text: str) -> str:
+    return text if len(text) <= TABLE_TEXT_MAX else text[: TABLE_TEXT_MAX - 1] + "…"
+
+
 def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
     """table (aligned text), csv or json (a list of records)."""
     if fmt == "json":
@@ -148,8 +157,14 @@ def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
         )
         table = table[list(dict.fromkeys(df["scenario"]))]
         # Column by column: DataFrame.map needs pandas 2.1; pyproject allows 2.0.
-        table = table.apply(lambda col: col.map(_fmt_value)).reset_index()
-        return table.to_string(index=False)
+        table = table.apply(lambda col: col.map(_fmt_value))
+        cut = table.apply(lambda col: col.map(lambda x: len(x) > TABLE_TEXT_MAX)).any(axis=None)
+        table = table.apply(lambda col: col.map(_cut_text)).reset_index()
+        note = (
+            f"\n(texts longer than {TABLE_TEXT_MAX} characters are cut with …; "
+            "--format csv or json prints them whole)"
+        )
+        return table.to_string(index=False) + (note if cut else "")
     shown = df.copy()
     for col in shown.columns:
         if shown[col].dtype != object:

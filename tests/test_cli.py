@@ -77,6 +77,17 @@ def test_compute_default_scenarios_table_and_csv() -> None:
     assert "train_days" in table.output and "Llama 3 405B" in table.output
     csv = run("compute", "--format", "csv")
     assert csv.output.splitlines()[0] == "scenario,key,value,unit"
+    # A long text is cut in the aligned table, which says so, and whole in csv and json.
+    from sheetgen.tables import TABLE_TEXT_MAX
+
+    records = json.loads(run("compute", "--format", "json").output)
+    long = next(r["value"] for r in records if isinstance(r["value"], str) and len(r["value"]) > 80)
+    assert long not in table.output
+    assert long[: TABLE_TEXT_MAX - 1] + "…" in table.output
+    assert f"texts longer than {TABLE_TEXT_MAX} characters are cut" in table.output
+    import csv as csv_module
+
+    assert long in {r["value"] for r in csv_module.DictReader(csv.output.splitlines())}
 
 
 def test_presets_lists_sources() -> None:
