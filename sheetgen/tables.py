@@ -158,13 +158,13 @@ def render(df: pd.DataFrame, fmt: str, wide: bool = False) -> str:
         table = table[list(dict.fromkeys(df["scenario"]))]
         # Column by column: DataFrame.map needs pandas 2.1; pyproject allows 2.0.
         table = table.apply(lambda col: col.map(_fmt_value))
-        cut = table.apply(lambda col: col.map(lambda x: len(x) > TABLE_TEXT_MAX)).any(axis=None)
-        table = table.apply(lambda col: col.map(_cut_text)).reset_index()
+        shown = table.apply(lambda col: col.map(_cut_text))
         note = (
             f"\n(texts longer than {TABLE_TEXT_MAX} characters are cut with …; "
             "--format csv or json prints them whole)"
         )
-        return table.to_string(index=False) + (note if cut else "")
+        cut = not shown.equals(table)
+        return shown.reset_index().to_string(index=False) + (note if cut else "")
     shown = df.copy()
     for col in shown.columns:
         if shown[col].dtype != object:
@@ -262,9 +262,10 @@ def advise_frame(result: Any) -> pd.DataFrame:
 def advise_summary(result: Any) -> str:
     """One line: what was searched, how fast, and what was rejected for what."""
     rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
+    from sheetgen.wording import plural
+
     counts = result.gpu_counts
-    on = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
-    on += " GPU" if on == "1" else " GPUs"
+    on = plural(counts[0], "GPU") if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,} GPUs"
     kinds = result.accelerators
     on += f" of each of {len(kinds)} accelerators" if kinds else ""
     return (

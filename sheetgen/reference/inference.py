@@ -73,8 +73,14 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
-from sheetgen.reference.request import attended, cache_bytes, kv_gpu_share, request
-from sheetgen.run_fields import SERVE_TP_SLOTS
+from sheetgen.reference.request import (
+    TP_CANDIDATES,
+    attended,
+    cache_bytes,
+    kv_gpu_share,
+    request,
+    smallest_fitting_tp,
+)
 from sheetgen.scenario import Model, Scenario
 from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
 
@@ -98,9 +104,8 @@ def choose_tp(
     m, run = s.model, s.run
     cap = s.hardware.mem_gb * GIGA
     out: dict[str, float | str] = {}
-    first = within = 0
-    t = 1
-    for n in range(1, SERVE_TP_SLOTS + 1):
+    fits = []
+    for n, t in enumerate(TP_CANDIDATES, start=1):
         share = kv_gpu_share(m.n_kv_heads, t, m.is_mla)
         decode_seq = req["inf_kv_bytes_per_seq"] * share
         prefill_seq = (
@@ -109,24 +114,22 @@ def choose_tp(
             + run.logits_bytes * m.vocab_size / t
         )
         need = weights / t + run.inf_overhead_bytes + run.inf_batch * max(decode_seq, prefill_seq)
-        fits = int(t <= run.gpus_per_node and need <= cap)
-        first = first or (t if fits else 0)
-        within = t if t <= run.gpus_per_node else within
+        fits.append(int(t <= run.gpus_per_node and need <= cap))
         out |= {f"inf_cand_tp_{n}": t, f"inf_cand_share_{n}": share, f"inf_cand_need_{n}": need}
-        out[f"inf_cand_fits_{n}"] = fits
-        out |= {f"inf_cand_first_{n}": first, f"inf_cand_within_{n}": within}
-        t *= 2
+        out[f"inf_cand_fits_{n}"] = fits[-1]
     node = run.gpus_per_node
+    chosen, picked = smallest_fitting_tp("inf_cand", fits, node)
+    out.update(picked)
     if run.inf_tp > 0:
         tp, note = run.inf_tp, f"given on Inputs: tp {run.inf_tp}"
-    elif first:
-        tp = first
+    elif any(fits):
+        tp = chosen
         note = (
             f"chosen: tp {tp}, the smallest power of two up to the node ({node}) "
             "on which the batch fits"
         )
     else:
-        tp = within
+        tp = chosen
         note = (
             f"chosen: tp {tp}, the largest power of two in the node ({node}); "
             "the batch fits on none"

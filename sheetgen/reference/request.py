@@ -12,7 +12,10 @@ module imports the other.
   keys a decode query attends to: the average context in global layers, at most the
       window in windowed ones, averaged over the layers;
   attention-core FLOPs per token per attended token: A = 2 L a (d_qk + d_v), as the
-      FLOPs sheet counts the core.
+      FLOPs sheet counts the core;
+  GPUs per replica when not given: of the candidates t = 1, 2, 4, ... (SERVE_TP_SLOTS
+      of them), the smallest up to the node on which the sheet's request fits, else the
+      largest in the node (each sheet says what "fits" means for it).
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import math
 
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.params import qk_head_dim, v_head_dim
+from sheetgen.run_fields import SERVE_TP_SLOTS
 from sheetgen.scenario import Model, Scenario
+
+TP_CANDIDATES = tuple(2 ** (n - 1) for n in range(1, SERVE_TP_SLOTS + 1))  # 1, 2, 4, ...
 
 
 def kv_gpu_share(n_kv_heads: int, tp: int, mla: bool) -> float:
@@ -72,3 +78,18 @@ def request(s: Scenario) -> dict[str, float]:
         "inf_swap_attended_tokens": attended(m, sw_avg_ctx),
         "inf_attn_flops_per_ctx_token": attn_flops,
     }
+
+
+def smallest_fitting_tp(prefix: str, fits: list[int], node: int) -> tuple[int, dict[str, int]]:
+    """The tp chosen from ``fits`` (1/0 for each of TP_CANDIDATES, the node already
+    tested): the smallest that fits, else the largest within ``node``; with the running
+    keys ``{prefix}_first_<n>`` (smallest fitting so far, 0 before one) and
+    ``{prefix}_within_<n>`` (largest within the node so far) the sheets show."""
+    keys: dict[str, int] = {}
+    first = within = 0
+    for n, (t, fit) in enumerate(zip(TP_CANDIDATES, fits, strict=True), start=1):
+        first = first or (t if fit else 0)
+        within = t if t <= node else within
+        keys[f"{prefix}_first_{n}"] = first
+        keys[f"{prefix}_within_{n}"] = within
+    return (first or within), keys

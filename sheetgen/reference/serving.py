@@ -52,7 +52,13 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import num_text
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
-from sheetgen.reference.request import cache_bytes, kv_gpu_share, request
+from sheetgen.reference.request import (
+    TP_CANDIDATES,
+    cache_bytes,
+    kv_gpu_share,
+    request,
+    smallest_fitting_tp,
+)
 from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.run_fields import SERVE_TP_SLOTS
 from sheetgen.scenario import Scenario
@@ -147,25 +153,19 @@ def choose_tp(s: Scenario, c: dict[str, float]) -> tuple[int, dict[str, float | 
     """The serving TP (given, or chosen among 1, 2, 4, ...) and the candidates' keys."""
     out: dict[str, float | str] = {}
     node = s.run.gpus_per_node
-    first = within = 0
-    t = 1
-    for n in range(1, SERVE_TP_SLOTS + 1):
+    fits = []
+    for n, t in enumerate(TP_CANDIDATES, start=1):
         r = replica(s, t, c)
         batch = max(1, min(r["b_tpot"], r["b_ttft"]))
-        fits = int(t <= node and r["room"] >= batch * r["seq_bytes"])
-        first = first or (t if fits else 0)
-        within = t if t <= node else within
+        fits.append(int(t <= node and r["room"] >= batch * r["seq_bytes"]))
         out[f"serve_cand_tp_{n}"] = t
         for name in ("share", "weight_s", "kv_s", "comp_s", "ar_fixed", "ar_seq", "prefill_s"):
             out[f"serve_cand_{name}_{n}"] = r[name]
         out[f"serve_cand_batch_{n}"] = min(r["b_tpot"], r["b_ttft"])
-        out[f"serve_cand_fits_{n}"] = fits
-        out[f"serve_cand_first_{n}"] = first
-        out[f"serve_cand_within_{n}"] = within
-        t *= 2
-    if s.run.serve_tp > 0:
-        return s.run.serve_tp, out
-    return (first or within), out
+        out[f"serve_cand_fits_{n}"] = fits[-1]
+    chosen, picked = smallest_fitting_tp("serve_cand", fits, node)
+    out.update(picked)
+    return (s.run.serve_tp if s.run.serve_tp > 0 else chosen), out
 
 
 def serving(s: Scenario) -> dict[str, float | str]:
