@@ -338,7 +338,10 @@ def markdown(results: list[Result]) -> str:
     ]
     for r in results:
         fits = "yes" if r.fits else "no"
-        rc = f", {r.recompute} recomputation chosen" if r.recompute_chosen else ""
+        rc = ""
+        if r.recompute_chosen:  # the least that fits, none included
+            what = "no" if r.recompute == "none" else r.recompute
+            rc = f", {what} recomputation chosen"
         lines.append(
             f"| {r.bench.id} | {r.bench.role} | {r.published_tps:,.1f} | "
             f"{r.predicted_tps:,.1f} | {r.error:+.1%} | {fits}{rc} |"

@@ -286,13 +286,14 @@ def test_fms_checkpointed_layers_follow_the_published_hfu_over_mfu() -> None:
 
 # The Llama 3 rows as section 3.3.2 describes the pipeline: the embedding and the loss
 # in layer places and V = 8, the only interleaving at which "the first model chunk on
-# the first stage has only the embedding". docs/DESIGN.md states these figures: stage 2
-# is the peak and neither 8K row fits; the rows keep their transcribed inputs.
+# the first stage has only the embedding". docs/DESIGN.md states these figures: every
+# row fits, but the throughput is over-predicted past the calibration's ±12%, so the
+# rows keep their transcribed inputs (V = 4, layers split evenly).
 SECTION_3_3_2 = {"pp_virtual_stages": 8, "pp_split_embedding_loss": 1}
 LLAMA3_AS_DESCRIBED = [
-    ("llama3-405b-g8192", 98.9, False, 0.096),
-    ("llama3-405b-g16384", 90.1, False, 0.115),
-    ("llama3-405b-g16384-cp16", 80.9, True, 0.106),
+    ("llama3-405b-g8192", 83.5, True, 0.106),
+    ("llama3-405b-g16384", 76.2, True, 0.126),
+    ("llama3-405b-g16384-cp16", 76.2, True, 0.159),
 ]
 
 
@@ -303,6 +304,23 @@ def test_llama3_pipeline_as_section_3_3_2_describes_it(run_id, gb, fits, error) 
     assert (round(r.mem_gb, 1), r.fits) == (gb, fits), run_id
     assert r.error == pytest.approx(error, abs=0.0005), run_id
     assert "pp_split_embedding_loss" not in bench.scenario  # the rows stay as transcribed
+
+
+def test_llama3_rows_fit_only_with_a_fused_mlp_as_design_states() -> None:
+    """Section 3.3.2 trained the 8K stage without activation checkpointing on 80 GB
+    H100s: Korthikanti's unfused count (act_profile formula) needs 89.6 GB per GPU on
+    16,384 GPUs, the fused SwiGLU the rows name (megatron-te) 75.9 GB; the 8,192-GPU
+    row (32 micro-batches in Megatron-LM's interleaved warm-up) needs 92.1 GB even so,
+    above the 85.5 GB an H100 reports (docs/DESIGN.md, "Llama 3 405B's activations")."""
+    rows = {b.id: b for b in benchmarks.load()}
+    for run_id, profile, gb, fits in [
+        ("llama3-405b-g16384", "formula", 89.6, False),
+        ("llama3-405b-g16384", "megatron-te", 75.9, True),
+        ("llama3-405b-g8192", "megatron-te", 92.1, False),
+    ]:
+        assert rows[run_id].scenario["act_profile"] == "megatron-te", run_id
+        r = benchmarks.evaluate(rows[run_id], {"act_profile": profile})
+        assert (round(r.mem_gb, 1), r.fits) == (gb, fits), (run_id, profile, r.mem_gb)
 
 
 @pytest.mark.parametrize("r", RESULTS, ids=[r.bench.id for r in RESULTS])
