@@ -113,3 +113,16 @@ def expect(
     assert got == pytest.approx(expected, **tol), (
         f"{r['_scenario']}: {key}={got!r}, {what} {expected!r} ({tol})"
     )
+
+
+def benchmark_script(name: str) -> Any:
+    """The script ``benchmarks/<name>.py`` loaded as a module (benchmarks/ is no package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

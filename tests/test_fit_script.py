@@ -4,25 +4,15 @@ its descent never ends worse than where it started."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from helpers import benchmark_script
 
 from sheetgen import benchmarks
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def fit_script():
-    spec = importlib.util.spec_from_file_location(
-        "fit_throughput", ROOT / "benchmarks" / "fit_throughput.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("fit_throughput")
 
 
 def test_the_script_with_the_shipped_values_predicts_what_benchmark_check_prints(

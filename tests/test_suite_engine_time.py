@@ -4,21 +4,9 @@ repeated recalculation of the same bytes in the same engine, and divides by the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location(
-        "suite_engine_time", ROOT / "benchmarks" / "suite_engine_time.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import benchmark_script
 
 
 def test_report_sums_engines_modules_and_repeats() -> None:
@@ -33,7 +21,7 @@ def test_report_sums_engines_modules_and_repeats() -> None:
         ["8.00s call     tests/test_a.py::t1", "2.00s setup    tests/test_a.py::t2",
          "10.00s call     tests/test_b.py::t1", "0.50s teardown tests/test_c.py::t9"]
     )  # fmt: skip
-    out = _script().report(log, durations, wall=12.0, cores=2)
+    out = benchmark_script("suite_engine_time").report(log, durations, wall=12.0, cores=2)
     assert "summed test durations 20 s" in out
     assert "engine calls 4, 14 s (68% of the summed durations)" in out
     assert "libreoffice xlsx        3 calls    12.0 s" in out
