@@ -261,9 +261,9 @@ def advise_frame(result: Any) -> pd.DataFrame:
 
 def advise_summary(result: Any) -> str:
     """One line: what was searched, how fast, and what was rejected for what."""
-    rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
     from sheetgen.wording import plural
 
+    rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(result.rejected.items()))
     counts = result.gpu_counts
     on = plural(counts[0], "GPU") if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,} GPUs"
     kinds = result.accelerators

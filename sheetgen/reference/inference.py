@@ -121,20 +121,12 @@ def choose_tp(
     chosen, picked = smallest_fitting_tp("inf_cand", fits, node)
     out.update(picked)
     if run.inf_tp > 0:
-        tp, note = run.inf_tp, f"given on Inputs: tp {run.inf_tp}"
-    elif any(fits):
-        tp = chosen
-        note = (
-            f"chosen: tp {tp}, the smallest power of two up to the node ({node}) "
-            "on which the batch fits"
-        )
+        return run.inf_tp, {"inf_tp_note": f"given on Inputs: tp {run.inf_tp}", **out}
+    if any(fits):
+        why = f"the smallest power of two up to the node ({node}) on which the batch fits"
     else:
-        tp = chosen
-        note = (
-            f"chosen: tp {tp}, the largest power of two in the node ({node}); "
-            "the batch fits on none"
-        )
-    return tp, {"inf_tp_note": note, **out}
+        why = f"the largest power of two in the node ({node}); the batch fits on none"
+    return chosen, {"inf_tp_note": f"chosen: tp {chosen}, {why}", **out}
 
 
 def _floor_fit(budget: float, per_unit: float) -> int:
