@@ -42,12 +42,13 @@ ADVISE_CHOOSES = (
 @click.command("benchmark-check", cls=OnceCommand)
 @click.option(
     "--role",
-    type=click.Choice(["all", "fit", "check", "holdout"]),
+    type=click.Choice(["all", "calibration", "fit", "check", "holdout"]),
     default="all",
     show_default=True,
     help=(
-        "the rows the model was fitted on, those only checked, other organisations' "
-        "runs held out (never fitted), or all"
+        "the rows the model was fitted on, those only checked, both (calibration: the "
+        "table docs/DESIGN.md holds), other organisations' runs held out (never "
+        "fitted), or all"
     ),
 )
 @check_format
@@ -59,7 +60,8 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
     from sheetgen import benchmarks
     from sheetgen.tables import benchmark_frame, render
 
-    rows = [b for b in benchmarks.load() if role in ("all", b.role)]
+    wanted = {"calibration": ("fit", "check")}.get(role, (role,))
+    rows = [b for b in benchmarks.load() if role == "all" or b.role in wanted]
     results = [benchmarks.evaluate(b) for b in rows]
     if fmt == "markdown":
         click.echo(benchmarks.markdown(results), nl=False)

@@ -38,6 +38,7 @@ STATED = {
     "DESIGN.md": CALIBRATION,
     "benchmarks-holdout.md": HELD_OUT,
 }
+ROLE_OF_DOC = {"DESIGN.md": "calibration", "benchmarks-holdout.md": "holdout"}
 
 
 def _block(doc: str) -> str:
@@ -56,6 +57,15 @@ def test_docs_state_what_benchmark_check_prints(doc) -> None:
     stated error, or a changed summary, fails here (regenerate with
     `sheetgen benchmark-check --role ROLE --format markdown`)."""
     assert _block(doc) == benchmarks.markdown(STATED[doc])
+
+
+@pytest.mark.parametrize("doc", sorted(STATED))
+def test_the_role_option_prints_each_docs_block(doc) -> None:
+    """The command the docs name prints exactly their block: `--role calibration` the
+    fit and check rows of docs/DESIGN.md, `--role holdout` the held-out ones."""
+    result = run("benchmark-check", "--role", ROLE_OF_DOC[doc], "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert result.output == _block(doc)
 
 
 def _stated_errors() -> dict[str, float]:
