@@ -167,7 +167,7 @@ def test_measured_peak_memory_calibrates_and_feeds_the_check() -> None:
     r = calc(model="gpt2-124m", measured_peak_mem=90e9)
     assert r["mem_overhead_factor"] == pytest.approx(90e9 / base["mem_total"], rel=1e-12)
     assert r["mem_total_calibrated"] == 90e9
-    assert r["chk_mem_fits"] == 0  # 90 GB measured does not fit 80 GB
+    assert r["chk_mem_fits"] == 0  # 90 GB measured does not fit the usable memory
 
 
 def test_defaults_leave_the_existing_keys_alone() -> None:

@@ -204,6 +204,15 @@ def test_generate_summary_line_says_why_a_plan_is_not_ok(tmp_path: Path) -> None
 MATRIX = [
     {"name": "fits, ZeRO-3", "model": "llama3-8b", "n_gpus": 8, "zero_stage": 3},
     {"name": "does not fit", "model": "llama3-70b", "n_gpus": 8, "seq_len": 8192},
+    {  # 84 GB: within the H100's 85.5 GB, not within the 77 GB usable
+        "name": "fits capacity, not headroom",
+        "model": "llama3-8b",
+        "n_gpus": 16,
+        "zero_stage": 3,
+        "recompute": "selective",
+        "global_batch_tokens": "3Mi",
+        "seq_len": 12288,
+    },
     {"name": "batch too small", "model": "llama3-8b", "n_gpus": 16384, "seq_len": 8192},
     {
         "name": "uneven batch, m set",
@@ -225,6 +234,23 @@ MATRIX = [
 def matrix(tmp_path_factory: pytest.TempPathFactory):
     items = [{"hardware": "h100-sxm", **i} for i in MATRIX]
     return build_matrix(tmp_path_factory.mktemp("edit_proof"), items, "edit_proof")
+
+
+def test_the_memory_warning_agrees_with_the_verdict() -> None:
+    """Checks' memory warning tests the usable memory, as the verdict does: a peak that
+    fits the capacity but not the headroom is a warning, never a green 1 beside a red
+    "does not fit" (a budget reviewer reads both pages)."""
+    for item in MATRIX:
+        r = calc(
+            item["name"], hardware="h100-sxm", **{k: v for k, v in item.items() if k != "name"}
+        )
+        assert r["chk_mem_fits"] == r["fits_per_gpu"], item["name"]
+        if r["plan_verdict"].startswith("does not fit"):
+            assert r["chk_mem_fits"] == 0 and r["chk_warnings"] >= 1, item["name"]
+    tight = calc(
+        "tight", hardware="h100-sxm", **{k: v for k, v in MATRIX[2].items() if k != "name"}
+    )
+    assert tight["mem_usable_per_gpu"] < tight["mem_total_per_gpu"] <= tight["gpu_mem_bytes"]
 
 
 def test_matrix_exercises_every_verdict(matrix) -> None:
@@ -343,8 +369,8 @@ def test_default_summary_flags_all_pass(item: dict) -> None:
 
 
 def test_summary_marks_figures_of_a_plan_that_is_not_ok(tmp_path: Path) -> None:
-    """Conditional formats: verdict first, days / GPU-hours / cost red and struck through
-    when plan_ok is not 1, and "all error checks pass" green only beside an OK plan."""
+    """Conditional formats: verdict first, days / GPU-hours / cost and their ranges red and
+    struck through when plan_ok is not 1, and "all error checks pass" green only beside an OK plan."""
     import openpyxl
 
     from sheetgen.workbook import write_workbook
@@ -358,7 +384,13 @@ def test_summary_marks_figures_of_a_plan_that_is_not_ok(tmp_path: Path) -> None:
     for rng in ws.conditional_formatting:
         for rule in rng.rules:
             rules.setdefault(next(iter(rng.sqref.ranges)).min_row, []).append(rule)
-    for key in ("train_days_wall", "gpu_hours", "cost_total_usd", "plan_gpu_hours"):
+    # Every figure of the plan, its range and per-token cost too: a reviewer must not
+    # quote a struck-through plan's optimistic days or low cost as if it could run.
+    figures = ("plan_days_wall", "train_days_wall_low", "train_days_wall_high", "finish_date",
+               "finish_date_high", "plan_gpu_hours", "cost_total_usd", "cost_total_usd_low",
+               "cost_total_usd_high", "cost_total_per_m_tokens", "energy_kwh",
+               "energy_cost_usd")  # fmt: skip
+    for key in figures:
         formulas = [f for rule in rules.get(rows[key], []) for f in rule.formula]
         assert f"D${rows['plan_ok']}<>1" in formulas, (key, formulas)
         assert any(rule.dxf.font.strike for rule in rules[rows[key]] if rule.dxf.font)

@@ -307,7 +307,7 @@ def test_defaults_keep_single_gpu_keys():
         ]:
             assert r[per_gpu] == pytest.approx(r[whole], rel=1e-12), (s.name, per_gpu)
         assert r["pipeline_bubble"] == 0
-        assert r["chk_mem_fits"] == int(r["mem_total"] <= r["gpu_mem_bytes"])
+        assert r["chk_mem_fits"] == int(r["mem_total"] <= r["mem_usable_per_gpu"])
         checked += 1
     assert checked == 3
 

@@ -111,9 +111,9 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_lora_inputs": int(run.recipe not in FINETUNE_RECIPES or not (m.is_moe or m.is_mla)),
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
-        # The layout's peak per GPU against the full capacity (no headroom): the
-        # single-GPU flag of the Memory sheet when nothing is sharded.
-        "chk_mem_fits": int(par["mem_total_calibrated"] <= s.hardware.mem_gb * 10**9),
+        # The layout's peak per GPU against the usable memory (capacity less headroom),
+        # the verdict's test: a warning that never reads 1 under a "does not fit" verdict.
+        "chk_mem_fits": int(par["mem_total_calibrated"] <= par["mem_usable_per_gpu"]),
         "chk_batch_divides": int(
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
         ),

@@ -26,6 +26,14 @@ PLAN_FIGURES = frozenset(
         "cost_contingency_usd",
         "cost_total_usd",
         "finish_date",
+        # The range and the per-token figures rest on the same plan.
+        "train_days_wall_low",
+        "train_days_wall_high",
+        "finish_date_high",
+        "cost_total_usd_low",
+        "cost_total_usd_high",
+        "cost_total_per_m_tokens",
+        "energy_kwh",
     }
 )
 
