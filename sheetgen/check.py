@@ -13,6 +13,9 @@ found.  Kinds:
 * ``value differs`` — the recalculated value is not the reference's;
 * ``stored value differs`` — the value stored in the file (what viewers that do not
   calculate, pandas and mail previews show) is not the formula's result;
+* ``no stored values`` (a warning, not a problem) — formula cells saved without their
+  result, by a program that does not calculate: viewers that do not calculate show
+  them blank;
 * ``defined name`` — a workbook name (``train_days_1``) is missing or does not point
   at its key's cell for its scenario (other workbooks linking to it would get
   another number);
@@ -190,11 +193,18 @@ def check_workbook(
             # "Inputs!D10 (micro_batch)": an emptied or non-numeric cell, named by its key
             cell, _, key = field.partition(" (")
             detail = f"{cell}: {result.message}" if key else result.message
-            field = key.rstrip(")") if key else field
+            field = key.rstrip(")") if key else _input_key(field)
             findings.append(Finding("input invalid", "Inputs", field, name, detail=detail))
         else:
             reference[name] = compute(replace(result, name=name))  # the name as computed
+    if len(set(names)) < len(names):
+        # The engines' values are keyed by the shown name: with two columns of one name
+        # every later comparison would mix them. The duplicate is the finding.
+        invalid = [f for f in findings if f.kind == "input invalid"]
+        return Report(path=where, engine=engine, scenarios=names, findings=invalid,
+                      cells_compared=0)  # fmt: skip
     compared = 0
+    unstored: dict[str, int] = {}  # formula cells saved without their result, per sheet
     for t in load_templates():
         if t.sheet not in wb.sheetnames:
             findings.append(Finding("missing sheet", t.sheet, "", "", detail="sheet deleted"))
@@ -219,15 +229,26 @@ def check_workbook(
                 findings.extend(found)
                 compared += n
                 if not row.input:
-                    findings.extend(
-                        _stored_findings(row, t.sheet, stored[t.sheet][cell.coordinate],
-                                         name, values, rel)
-                    )  # fmt: skip
+                    kept = stored[t.sheet][cell.coordinate]
+                    findings.extend(_stored_findings(row, t.sheet, kept, name, values, rel))
+                    if kept.value is None and cell.data_type == "f":
+                        unstored[t.sheet] = unstored.get(t.sheet, 0) + 1
             if row.name and not row.mirror:
                 findings.extend(_name_findings(wb, row.key, t.sheet, r, sl))
+    if unstored:
+        findings.append(_unstored_finding(unstored))
     return Report(
         path=where, engine=engine, scenarios=names, findings=findings, cells_compared=compared
     )
+
+
+def _input_key(field: str) -> str:
+    """The key of a cross-field error's field, "Inputs column E 'name'.mfu_source" ->
+    "mfu_source" (the finding names the sheet and the scenario itself)."""
+    import re
+
+    found = re.match(r"Inputs column [A-Z]+ .*\.([a-z][a-z0-9_]*)$", field, re.S)
+    return found.group(1) if found else field
 
 
 def _formula_findings(row: Any, sheet: str, cell: Any, i: int, name: str, layout: Any) -> list:
@@ -275,6 +296,11 @@ def _cell_findings(
     expected = None if reference is None else reference.get(row.key)
     if expected is None:
         return found, 0
+    if row.input and isinstance(actual, str) and isinstance(expected, str):
+        # Typed choices are matched as the workbook's formulas match them (Excel's = and
+        # MATCH ignore case): 'Typed' is the typed clock, read back as 'typed'.
+        if actual.casefold() == expected.casefold():
+            actual = expected
     if not _same(actual, expected, rel):
         detail = cell.coordinate
         numeric = isinstance(actual, (int, float)) and isinstance(expected, (int, float))
@@ -349,6 +375,23 @@ def _stored_findings(
     return []
 
 
+def _unstored_finding(unstored: dict[str, int]) -> Finding:
+    """One warning for formula cells saved without their result (a program that does not
+    calculate, such as openpyxl, wrote the file): not wrong, but viewers that do not
+    calculate (pandas, mail previews, some phones) show them blank."""
+    from sheetgen.wording import plural
+
+    total = sum(unstored.values())
+    sheets = ", ".join(sorted(unstored, key=lambda s: -unstored[s])[:4])
+    more = f" and {plural(len(unstored) - 4, 'more sheet')}" if len(unstored) > 4 else ""
+    detail = (
+        f"{plural(total, 'formula cell')} ({sheets}{more}) have no stored result: a program "
+        "that does not calculate saved the file, so pandas and mail previews show them "
+        "blank; open and save it in Excel or LibreOffice before sending it"
+    )
+    return Finding("no stored values", "", "", "", detail=detail)
+
+
 def _name_findings(wb: Any, key: str, sheet: str, row: int, sl: Any) -> list[Finding]:
     """Each scenario's workbook name ``<key>_<n>`` points at its key's cell."""
     from openpyxl.utils import get_column_letter, quote_sheetname
@@ -411,6 +454,8 @@ def finding_line(f: Finding) -> str:
         scen = f", scenario {f.scenario!r}" if f.scenario else ""
         return f"{level} {kind}: {f.key} on {f.sheet}{scen} is 0 (1 = pass), {f.detail}"
     what = f"{f.sheet} {f.key}".strip()  # other findings: "Schedule train_days [name]"
+    if not what and not f.scenario:  # a finding about the whole file
+        return f"{level} {f.kind}: {f.detail}"
     scen = f" [{f.scenario}]" if f.scenario else ""
     vals = ""
     if f.expected is not None or f.actual is not None:

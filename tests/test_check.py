@@ -112,6 +112,59 @@ def test_formulas_engine_checks_a_one_scenario_workbook(tmp_path: Path) -> None:
     assert "constant" in kinds(check_workbook(book, engine="formulas"), "train_days")
 
 
+def test_a_file_saved_without_results_is_one_warning(book: Path) -> None:
+    """openpyxl (like any program that does not calculate) saves formulas without their
+    results: pandas and mail previews then show blanks. One warning says so and counts
+    them; it is not a problem (the formulas are right) and the exit code stays 0."""
+    engine_ready(ONE_ENGINE)
+    edit(book, lambda wb: None)  # opened and saved, nothing changed
+    report = check_workbook(book, engine=ONE_ENGINE)
+    assert report.problems == [], report.problems
+    unstored = [f for f in report.findings if f.kind == "no stored values"]
+    assert len(unstored) == 1, report.findings
+    assert re.match(r"[\d,]+ formula cells \(", unstored[0].detail), unstored[0].detail
+    assert "pandas and mail previews show them blank" in unstored[0].detail
+    from sheetgen.check import render_report
+
+    assert "WARN no stored values: " in render_report(report, "table")
+
+
+def test_choices_in_another_case_and_a_cross_field_error(book: Path) -> None:
+    """'Typed' is the typed clock to the formulas (Excel's = ignores case) and to the
+    reader, so check does not call it a changed value; a cross-field error names its key
+    once ("Inputs mfu_source", not "Inputs Inputs column E ….mfu_source")."""
+    engine_ready(ONE_ENGINE)
+
+    def typed(wb):
+        ws = wb["Inputs"]
+        ws.cell(row=rows_of(ws)["mfu_source"], column=4).value = "Typed"
+        ws.cell(row=rows_of(ws)["mfu_source"], column=5).value = "measured"
+
+    edit(book, typed)
+    report = check_workbook(book, engine=ONE_ENGINE)
+    first, second = report.scenarios[:2]
+    assert not [f for f in report.problems if f.scenario == first], report.problems
+    invalid = [(f.sheet, f.key, f.scenario) for f in report.problems if f.kind == "input invalid"]
+    assert invalid == [("Inputs", "mfu_source", second)], invalid
+
+
+def test_a_duplicate_name_is_the_one_problem(book: Path) -> None:
+    """Two columns of one name: the duplicate is reported and nothing else (the engines
+    key their values by name, so comparing the rest would mix the two columns)."""
+    engine_ready(ONE_ENGINE)
+
+    def duplicate(wb):
+        ws = wb["Inputs"]
+        row = rows_of(ws)["scenario_name"]
+        ws.cell(row=row, column=5).value = ws.cell(row=row, column=4).value
+
+    edit(book, duplicate)
+    report = check_workbook(book, engine=ONE_ENGINE)
+    assert [(f.kind, f.key) for f in report.problems] == [("input invalid", "scenario_name")]
+    assert "is also the name in column D" in report.problems[0].detail
+    assert report.cells_compared == 0
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_value_pasted_over_formula(book: Path, engine: str) -> None:
     engine_ready(engine)
