@@ -80,6 +80,20 @@ def test_preset_phases_add_up(name: str) -> None:
     assert r["plan_days_wall"] == r["phased_days_wall"]
 
 
+def test_default_405b_plan_on_the_layout_clock_matches_the_model_card() -> None:
+    """The default workbook's 405B plan (the paper's layout, the run inputs of the
+    calibration row llama3-405b-g16384) predicts its GPU-hours from the layout alone; the
+    Llama 3.1 model card ("Training Energy Use") reports 30.84M H100-hours for the whole
+    15.6T-token run. Nothing is fitted to that figure: a plan that drifts more than 5%
+    from what really happened fails here."""
+    from sheetgen.scenario_file import default_scenario_path
+
+    s = next(s for s in load_scenarios(default_scenario_path()) if s.model.id == "llama3-405b")
+    r = compute(s)
+    assert r["mfu_source"] == "layout" and r["plan_ok"] == 1, r["plan_verdict"]
+    assert r["plan_gpu_hours"] == pytest.approx(30.84e6, rel=0.05), r["plan_gpu_hours"]
+
+
 def test_llama3_405b_phases_reproduce_the_seed() -> None:
     r = preset("llama3-405b-phases")
     # Seed 000 section 2: 4M tokens of 4,096 for 252M tokens, 8M of 8,192 to 2.87T, then 16M.
