@@ -296,7 +296,7 @@ FIELDS: tuple[Field, ...] = (
         kind="fraction",
         default=0.4,
         doc="model FLOPs utilization (Llama 3 405B reached 0.38-0.43)",
-        limit=(0.0001, 1, "below 0.01% the plan would take millennia"),
+        limit=(0.0001, 1, "a share of the peak; below 0.01% the plan would take millennia"),
         phase="mfu",
     ),
     Field(

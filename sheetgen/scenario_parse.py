@@ -175,15 +175,16 @@ def _run_value(key: str, value: Any, where: str | None = None) -> Any:
             raise SheetgenError(name, f"got {short(value)}; {did_you_mean(value, f.choices)}")
         return value.strip().lower()
     number = parse_number(value, name)
+    # A field's own limit (narrower than its kind's range) names what it accepts.
     if f.kind == "fraction":
+        check_run_limit(key, number, value, name)
         if not 0 < number <= 1:
             raise SheetgenError(name, f"must be a fraction in (0, 1], got {short(value)}")
-        check_run_limit(key, number, value, name)
         return number
     if f.kind == "share":
+        check_run_limit(key, number, value, name)
         if not 0 <= number < 1:
             raise SheetgenError(name, f"must be a share in [0, 1), got {short(value)}")
-        check_run_limit(key, number, value, name)
         return number
     if f.at_least is not None and number < f.at_least[0]:
         minimum, what = f.at_least

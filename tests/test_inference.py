@@ -473,8 +473,8 @@ def test_cli_inference_flags() -> None:
         ("--inf-tp", "-1", "--inf-tp: must be a whole number >= 0"),
         ("--prompt-len", "-5", "--prompt-len: must be a whole number >= 1"),
         ("--quant-scale-bytes", "-0.1", "must be >= 0"),
-        ("--inf-compute-eff", "1.5", "fraction in (0, 1]"),
-        ("--inf-bw-eff", "0", "fraction in (0, 1]"),
+        ("--inf-compute-eff", "1.5", "from 0.0001 to 1"),
+        ("--inf-bw-eff", "0", "from 0.0001 to 1"),
         ("--inf-overhead-bytes", "-1", "must be >= 0"),
     ],
 )
