@@ -20,7 +20,7 @@ HEADLINE = [
     "gpu_hours", "cost_usd",
 ]  # fmt: skip
 UNITS = {
-    "params_total": "", "mem_total": "B", "mem_weights": "B", "flops_train": "FLOP",
+    "params_total": "params", "mem_total": "B", "mem_weights": "B", "flops_train": "FLOP",
     "train_days": "d", "train_days_wall": "d", "gpu_hours": "GPU·h",
     "tokens_per_s_per_gpu": "tok/s", "cost_usd": "USD", "kv_bytes_per_token": "B",
 }  # fmt: skip

@@ -177,6 +177,8 @@ def shown(key: str | None, unit: str, fmt: str) -> tuple[str, str]:
         return "GB", "gb"
     if unit == "FLOP/s" and fmt in ("flops", "sci"):
         return "TFLOP/s", "tflops"
+    if unit == "B/s" and fmt == "sci":  # link and memory bandwidths, as datasheets quote them
+        return "GB/s", "gb"
     if unit == "d":
         return "days", fmt
     if key in SHARES_AS_MULTIPLE and fmt == "pct":
