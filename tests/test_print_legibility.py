@@ -110,3 +110,22 @@ def test_a_lengthened_verdict_is_not_clipped_on_the_printed_summary(lo, tmp_path
             assert printed(word), f"{word!r} of {verdict!r} not in its row"
     lowest = max(w[3] for w in row_words)
     assert lowest <= next_row + 0.5, f"verdict text reaches {lowest:.1f} pt, next row at {next_row}"
+
+
+@pytest.mark.libreoffice
+def test_each_block_of_numbers_is_followed_by_its_explanations(lo, tmp_path: Path) -> None:
+    """The detail sheets print across, then down: the page after a block of numbers
+    holds the same rows' formulas in words (not nine pages later, after every number)."""
+    import openpyxl
+
+    book = write_workbook(_defaults(), tmp_path / "plan.xlsx")
+    ws = openpyxl.load_workbook(book)["Parallelism"]
+    assert ws.page_setup.pageOrder == "overThenDown"
+    pages = pdf_pages(export_pdf(book, tmp_path / "par.pdf", ["Parallelism"], timeout=300))
+    first, second, third = (p.text for p in pages[:3])
+    names = [s.name for s in _defaults()]
+    assert "formula in words" not in first and names[0].split(",")[0] in first, first[:300]
+    assert "formula in words" in second, second[:300]
+    # The first row of the sheet is on both pages: its number, then its explanation.
+    assert "GPUs the layout uses" in first and "GPUs the layout uses" in second
+    assert "formula in words" not in third, third[:300]

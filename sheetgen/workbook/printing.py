@@ -6,8 +6,9 @@ never the ``&D`` code, which prints the printing machine's locale date.  Text
 must stay legible on paper (an effective size of at least 8.5 pt, checked on
 the PDF by the tests), so only the Summary and About are fitted to a page, and
 only because they are laid out to fit at a legible scale; the detail sheets
-print at a fixed scale and paginate, repeating the header row and the quantity
-and unit columns on every page.  Long explanation and source text wraps inside
+print at a fixed scale and paginate across, then down (a block of rows' numbers,
+then their explanations), repeating the header row and the quantity and unit
+columns on every page.  Long explanation and source text wraps inside
 its column, and rows are sized for it, so nothing runs off the page.
 """
 
@@ -69,6 +70,10 @@ def page_setup(
     else:
         ws.sheet_properties.pageSetUpPr.fitToPage = False
         ws.page_setup.scale = DETAIL_SCALE
+        # Across, then down: a block of rows' numbers, then the same rows' formulas in
+        # words and sources on the next page, so a reader finds each explanation beside
+        # its number instead of ten pages later.
+        ws.page_setup.pageOrder = "overThenDown"
     if title_rows:
         ws.print_title_rows = title_rows
     if title_cols:
