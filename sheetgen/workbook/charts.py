@@ -187,6 +187,14 @@ def memory_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     cap.marker.symbol = "dash"
     cap.graphicalProperties.line.width = 28575
     line.series.append(cap)
+    # The verdict's line: a bar above it does not fit, even below the capacity.
+    usable = Series(_row_ref(wb, layout, "mem_usable_per_gpu", n),
+                    title="Usable (capacity less headroom)")  # fmt: skip
+    usable.smooth = False
+    usable.marker.symbol = "dash"
+    usable.graphicalProperties.line.width = 28575
+    usable.graphicalProperties.line.dashStyle = "dash"
+    line.series.append(usable)
     line.y_axis.axId = bar.y_axis.axId  # same scale as the bars
     _show_axes(bar)
     bar += line
@@ -349,12 +357,14 @@ def write_charts_sheet(wb: Workbook, layout: Layout, scenarios: list[Scenario], 
 
     ws = wb.create_sheet(CHARTS_SHEET, index)
     ws.cell(row=1, column=1, value="Charts").font = Font(bold=True, size=14)
+    # Two lines, each narrower than the printed page (one line ran past its edge).
     ws.cell(
         row=2,
         column=1,
-        value="Drawn from the Parallelism, Memory, Budget, Sweeps, Months and Range sheets: edit "
-        "any input and they follow. First the plans side by side, then a page per plan.",
+        value="Drawn from the Parallelism, Memory, Budget, Sweeps, Months and Range sheets: "
+        "edit any input and they follow.",
     )
+    ws.cell(row=3, column=1, value="First the plans side by side, then a page per plan.")
     charts = all_charts(wb, layout, len(scenarios))
     for k, chart in enumerate(charts):  # two per printed page, one above the other
         chart.width = CHART_W_CM
