@@ -83,17 +83,21 @@ def presets_frame(kind: str) -> pd.DataFrame:
 
 def compute_records(scenarios: list[Scenario]) -> list[dict[str, Any]]:
     """One record per scenario and key: {"scenario", "key", "value", "unit"}."""
+    from sheetgen.limits import check_results
     from sheetgen.reference import compute
-    from sheetgen.workbook.templates import units
+    from sheetgen.scenario import date_from_serial
+    from sheetgen.workbook.templates import key_index, units
 
     unit_of = units()
+    # Dates as a reader writes them (2027-04-07), not the spreadsheet's day serial.
+    dates = {k for k, (_s, row) in key_index().items() if row.fmt == "date"}
     records = []
-    from sheetgen.limits import check_results
-
     for s in scenarios:
         result = compute(s)
         check_results(s.name, result)
         for key, value in result.items():
+            if key in dates and isinstance(value, (int, float)):
+                value = date_from_serial(value).isoformat()
             records.append(
                 {"scenario": s.name, "key": key, "value": value, "unit": unit_of.get(key, "")}
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,9 @@ def test_compute_json_covers_every_key_with_units() -> None:
     for key, unit in UNITS.items():
         assert by_key[key]["unit"] == unit, key
     assert by_key["params_total"]["value"] == 8_030_261_248
+    # Dates as a reader writes them, not the spreadsheet's day serial (46,388).
+    assert by_key["start_date"]["value"] == "2027-01-01"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", by_key["finish_date"]["value"])
     assert all(set(r) == {"scenario", "key", "value", "unit"} for r in records)
 
 
