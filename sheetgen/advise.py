@@ -293,9 +293,9 @@ def why_better(a: Plan, b: Plan | None) -> str:
         return "last shown"
     va, vb = a.values, b.values
     parts = []
-    if a.days < b.days:
+    if b.days - a.days >= 0.005:  # sooner by what the days column shows
         parts.append(f"{b.days - a.days:.2f} d sooner")
-    elif a.cost < b.cost:
+    elif b.cost - a.cost >= 0.5:
         parts.append(f"${b.cost - a.cost:,.0f} cheaper")
     elif a.scenario.run.n_gpus < b.scenario.run.n_gpus:
         parts.append("fewer GPUs")

@@ -185,6 +185,17 @@ def advise_cmd(
     if not result.plans:
         raise SheetgenError("advise", "no layout fits and meets the goal; see the counts above")
     click.echo(render(advise_frame(result), fmt))
+    if every:  # one price for every accelerator: say so beside the ranking it drives
+        from sheetgen.reference.schedule import gpu_price_used
+        from sheetgen.wording import money
+
+        price = money(gpu_price_used(base))
+        click.echo(
+            f"cost_usd at {price} per GPU-hour for every accelerator (the run's price, "
+            "--price-per-gpu-hour; no preset carries a market rate): rank by cost only "
+            "after pricing each with your quote",
+            err=fmt != "table",
+        )
     if out is not None:
         from sheetgen.advise import plans_yaml
 
