@@ -239,7 +239,7 @@ def test_failing_check_and_invalid_input(book: Path, engine: str) -> None:
     assert ("check failed", "chk_mfu_range", third) in found
     assert ("input invalid", "mfu", third) in found
     invalid = next(f for f in report.problems if f.kind == "input invalid")
-    assert "(0, 1]" in invalid.detail
+    assert "from 0.0001 to 1" in invalid.detail
 
 
 def test_unknown_model_gives_error_values(book: Path) -> None:
