@@ -115,6 +115,14 @@ def validate(scenario: Scenario, where: str = "") -> None:
             f"{run.tp} does not divide the {model.n_heads} query heads of {short(model.id)}; "
             "accepted: a divisor of the heads",
         )
+    for key in ("inf_tp", "serve_tp"):  # serving replicas split whole heads too
+        given = getattr(run, key)
+        if given > 0 and model.n_heads % given:
+            raise SheetgenError(
+                f"{prefix}{key}",
+                f"{given} does not divide the {model.n_heads} query heads of "
+                f"{short(model.id)}; accepted: 0 (choose) or a divisor of the heads",
+            )
     if run.pp > model.n_layers:
         raise SheetgenError(
             f"{prefix}pp",

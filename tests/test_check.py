@@ -148,6 +148,25 @@ def test_choices_in_another_case_and_a_cross_field_error(book: Path) -> None:
     assert invalid == [("Inputs", "mfu_source", second)], invalid
 
 
+def test_a_serving_tp_that_splits_heads_is_refused_and_warned(book: Path) -> None:
+    """inf_tp 3 on a 32-head model, typed past the validation: the reader refuses it in
+    one line (as `--inf-tp 3` exits 2) and the Checks sheet's warning turns 0."""
+    engine_ready(ONE_ENGINE)
+
+    def three(wb):
+        ws = wb["Inputs"]
+        ws.cell(row=rows_of(ws)["inf_tp"], column=4).value = 3
+
+    edit(book, three)
+    report = check_workbook(book, engine=ONE_ENGINE)
+    first = report.scenarios[0]
+    found = {(f.kind, f.key, f.scenario) for f in report.findings}
+    assert ("input invalid", "inf_tp", first) in found, sorted(found)
+    assert ("warning", "chk_serve_tp_divides_heads", first) in found, sorted(found)
+    invalid = next(f for f in report.problems if f.key == "inf_tp")
+    assert "does not divide the 32 query heads" in invalid.detail
+
+
 def test_a_duplicate_name_is_the_one_problem(book: Path) -> None:
     """Two columns of one name: the duplicate is reported and nothing else (the engines
     key their values by name, so comparing the rest would mix the two columns)."""

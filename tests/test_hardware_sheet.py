@@ -196,8 +196,16 @@ def test_an_unfinished_custom_row_breaks_nothing(tmp_path: Path) -> None:
 # Presets whose capacity is a published driver measurement (docs/DESIGN.md, "GPU memory
 # capacity"); the rest keep the datasheet's figure, which under-states.
 MEASURED_MEMORY = {
-    "h100-sxm", "h100-pcie", "h800", "a100-80gb", "a100-40gb", "h200", "b200", "l40s",
-    "rtx-4090", "mi300x",
+    "h100-sxm",
+    "h100-pcie",
+    "h800",
+    "a100-80gb",
+    "a100-40gb",
+    "h200",
+    "b200",
+    "l40s",
+    "rtx-4090",
+    "mi300x",
 }
 
 

@@ -148,7 +148,9 @@ def test_tensor_parallel_divides_step_time():
     expect(eight, "_roofline", one["inf_decode_step_s"] / 8, rel=1e-12)
 
 
-@pytest.mark.parametrize("model, tp, share", [("llama3-8b", 16, 1 / 8), ("llama3-8b", 3, 3 / 8)])
+# tp above the KV heads (16 of 8; 7 of Qwen 2.5's 4, 7 dividing its 28 query heads): each
+# GPU holds a copy of one KV head, 1 / n_kv of the cache.
+@pytest.mark.parametrize("model, tp, share", [("llama3-8b", 16, 1 / 8), ("qwen2.5-7b", 7, 1 / 4)])
 def test_kv_heads_replicated_when_tp_does_not_divide_them(model, tp, share):
     r = calc(f"{model} tp{tp}", model=model, inf_tp=tp)
     expect(r, "inf_kv_gpu_share", share, rel=1e-12)
@@ -234,7 +236,7 @@ def test_concurrent_32k_users_per_h100():
         ("llama3-70b", "h100-sxm", 4, "bf16"),
         ("deepseek-v3", "h200", 8, "fp8"),
         ("mixtral-8x7b", "l40s", 2, "int8"),
-        ("llama3-8b", "h100-sxm", 3, "int4"),
+        ("qwen2.5-7b", "h100-sxm", 7, "int4"),
     ],
 )
 def test_max_batch_and_context_are_the_largest_that_fit(model, hardware, tp, dtype):
@@ -320,7 +322,12 @@ def matrix_items() -> list[dict[str, Any]]:
             "inf_collective_latency_s": 0.00003,
             "act_profile": "hf-eager",
         },
-        {"name": "8B tp 3 (heads copied)", "model": "llama3-8b", "inf_tp": 3, "inf_batch": 5},
+        {
+            "name": "Qwen 7B tp 7 (KV heads copied)",
+            "model": "qwen2.5-7b",
+            "inf_tp": 7,
+            "inf_batch": 5,
+        },
         {
             "name": "MLA+MoE tp 2, FP8 KV",
             "model": "deepseek-v3",

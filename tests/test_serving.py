@@ -233,7 +233,7 @@ def matrix_items() -> list[dict[str, Any]]:
          "serve_price_per_gpu_hour": 3.5, "price_basis": "reserved"},
         {"name": "nothing fits a node of 4", "model": "llama3-405b", "serve_requests_per_s": 1,
          "prompt_len": 30000, "output_len": 2000, "gpus_per_node": 4},
-        {"name": "8B tp 3 given, fp8 peak", "model": "llama3-8b", "serve_tp": 3,
+        {"name": "8B tp 2 given, fp8 peak", "model": "llama3-8b", "serve_tp": 2,
          "serve_requests_per_s": 250, "serve_avg_to_peak": 0.3, "peak_dtype": "fp8",
          "serve_hours_per_month": 500, "start_date": "2026-11-20",
          "serve_start_date": "2026-12-31"},

@@ -48,6 +48,7 @@ WARNING_FLAGS = (
     "chk_mem_fits",
     "chk_batch_divides",
     "chk_tp_divides_heads",
+    "chk_serve_tp_divides_heads",
     "chk_pp_divides_layers",
     "chk_ep_divides_experts",
     "chk_cp_divides_seq",
@@ -118,6 +119,9 @@ def checks(s: Scenario) -> dict[str, float]:
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
         ),
         "chk_tp_divides_heads": int(m.n_heads % tp == 0 and p["attn_kv_heads"] % tp == 0),
+        "chk_serve_tp_divides_heads": int(
+            all(m.n_heads % max(t, 1) == 0 for t in (run.inf_tp, run.serve_tp))
+        ),
         "chk_pp_divides_layers": int(
             (m.n_layers + 2 * par["pp_split_active"]) % (pp * run.pp_virtual_stages) == 0
         ),
