@@ -198,13 +198,19 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     """Headline figures per scenario for the terminal, at most 100 characters a line:
     the verdict first, then days, dates and GPU-hours, then the cost with its range."""
     from sheetgen.reference import compute
+    from sheetgen.reference.checks import ERROR_FLAGS
     from sheetgen.scenario import date_from_serial
     from sheetgen.wording import money, plural
+    from sheetgen.workbook.templates import labels
 
     lines = []
     for s in scenarios:
         r = compute(s)
         verdict = "OK" if r["plan_ok"] else f"NOT OK, {r['plan_verdict']}"
+        failed = [labels()[k] for k in ERROR_FLAGS if r.get(k) == 0]
+        if failed and r["plan_verdict"].startswith("error check failed"):
+            # The terminal names the checks the Checks sheet shows in red.
+            verdict = f"NOT OK, error check failed: {'; '.join(failed)}"
         phased = ", phased" if r["plan_uses_phases"] else ""
         lines += [
             _fit(f"  {s.name}"),

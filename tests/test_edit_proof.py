@@ -196,6 +196,13 @@ def test_generate_summary_line_says_why_a_plan_is_not_ok(tmp_path: Path) -> None
     res = CliRunner().invoke(main, [*args, "--seq-len", "8192", "-o", str(tmp_path / "y.xlsx")])
     assert res.exit_code == 0, res.output
     assert "NOT OK, batch cannot be split: " in res.output, res.output
+    # A failing error check is named in the terminal, not only "see the Checks sheet":
+    # a measured throughput 48x the chip's peak.
+    args = ["generate", "--model", "llama3-8b", "--hardware", "h100-sxm", "--mfu-source",
+            "measured", "--measured-tokens-per-s-per-gpu", "1e6"]  # fmt: skip
+    res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "z.xlsx")])
+    assert res.exit_code == 0, res.output
+    assert "NOT OK, error check failed: MFU used in (0, 1]" in res.output, res.output
 
 
 # ---------------------------------------------------------------------------
