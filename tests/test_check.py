@@ -52,6 +52,11 @@ def edit(path: Path, fn) -> None:
     wb.save(path)
 
 
+def set_cell(path: Path, sheet: str, key: str, column: int, value) -> None:
+    """Type ``value`` into ``key``'s row of ``sheet``, in ``column`` (4: the first plan)."""
+    edit(path, lambda wb: wb[sheet].cell(row=rows_of(wb[sheet])[key], column=column, value=value))
+
+
 def engine_ready(engine: str) -> None:
     if engine == "libreoffice":
         from conftest import require_libreoffice
@@ -152,12 +157,7 @@ def test_a_serving_tp_that_splits_heads_is_refused_and_warned(book: Path) -> Non
     """inf_tp 3 on a 32-head model, typed past the validation: the reader refuses it in
     one line (as `--inf-tp 3` exits 2) and the Checks sheet's warning turns 0."""
     engine_ready(ONE_ENGINE)
-
-    def three(wb):
-        ws = wb["Inputs"]
-        ws.cell(row=rows_of(ws)["inf_tp"], column=4).value = 3
-
-    edit(book, three)
+    set_cell(book, "Inputs", "inf_tp", 4, 3)
     report = check_workbook(book, engine=ONE_ENGINE)
     first = report.scenarios[0]
     found = {(f.kind, f.key, f.scenario) for f in report.findings}
@@ -187,12 +187,7 @@ def test_a_duplicate_name_is_the_one_problem(book: Path) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_value_pasted_over_formula(book: Path, engine: str) -> None:
     engine_ready(engine)
-
-    def paste(wb):
-        ws = wb["Memory"]
-        ws.cell(row=rows_of(ws)["mem_total"], column=4).value = 123_000_000_000
-
-    edit(book, paste)
+    set_cell(book, "Memory", "mem_total", 4, 123_000_000_000)
     report = check_workbook(book, engine=engine)
     found = {(f.kind, f.sheet, f.key, f.scenario) for f in report.problems}
     first = report.scenarios[0]
