@@ -43,13 +43,12 @@ XML_ILLEGAL = "\ufffe\uffff"
 RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     f.key: f.limit for f in FIELDS if f.limit is not None
 }
-# Settings where 0 means "not measured" (or "not published"), and any other value
-# must be at least this: a value such as 1e-300 would divide by (nearly) zero and give
-# astronomical days instead of an error.  (lowest value other than 0, why.)
+# Settings where 0 means "not measured", "free" or "none", and any other value must be
+# at least a lowest value (the registry's ``nonzero_at_least``): a value such as 1e-300
+# would divide by (nearly) zero and give astronomical days, or be written to a cell as
+# a number the workbook cannot hold at its precision.  (lowest value other than 0, why.)
 ZERO_OR_AT_LEAST: dict[str, tuple[float, str]] = {
-    "measured_tokens_per_s_per_gpu": (1e-3, "one token per 1,000 s per GPU"),
-    "measured_step_seconds": (1e-3, "a step takes at least a millisecond"),
-    "measured_peak_mem": (10**6, "bytes: 1 MB per GPU"),
+    f.key: f.nonzero_at_least for f in FIELDS if f.nonzero_at_least is not None
 }
 # Hardware fields' lowest values other than 0 (fields that may be 0: HARDWARE_ZERO_OK
 # in scenario.py): below these no accelerator or link has been built.
