@@ -347,19 +347,20 @@ def preset_document(
 
 def preset_name(value: Any, fallback: str) -> str:
     """The preset's name from ``_name_or_path``, sanitised by one stated rule: text
-    only; control characters and characters XML cannot hold are dropped, runs of
-    white space become one space, and it is cut to MAX_NAME_CHARS (ending in '…');
-    nothing left (or not text) gives ``fallback``.  So the preset always loads."""
+    only; characters a name may not hold (limits.NAME_REFUSED_CATEGORIES) and those
+    XML cannot hold are dropped, runs of white space become one space, and it is cut
+    to MAX_NAME_CHARS (ending in '…'); nothing left (or not text) gives ``fallback``.
+    So the preset always loads."""
     import unicodedata
 
-    from sheetgen.limits import MAX_NAME_CHARS, XML_ILLEGAL
+    from sheetgen.limits import MAX_NAME_CHARS, NAME_REFUSED_CATEGORIES, XML_ILLEGAL
 
     if not isinstance(value, str):
         return fallback
     kept = "".join(
         ch
         for ch in value[: 4 * MAX_NAME_CHARS]
-        if unicodedata.category(ch) not in ("Cc", "Cs") and ch not in XML_ILLEGAL
+        if unicodedata.category(ch) not in NAME_REFUSED_CATEGORIES and ch not in XML_ILLEGAL
     )
     text = " ".join(kept.split())
     if len(text) > MAX_NAME_CHARS:

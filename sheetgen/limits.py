@@ -36,6 +36,21 @@ ID_WILDCARDS = "*?~"
 # reads back (W3C XML 1.0, section 2.2 "Characters").  Control characters and
 # surrogates are refused as such.
 XML_ILLEGAL = "\ufffe\uffff"
+# Unicode general categories a name may not hold (Unicode Standard, section 4.5): control
+# characters (Cc) and surrogates (Cs); format characters (Cf), which are invisible or
+# reorder what follows (U+202E right-to-left override makes "exe.txt" show as "txt.exe",
+# U+FEFF byte-order mark, U+200B zero-width space); and the line and paragraph
+# separators U+2028 and U+2029 (Zl, Zp), which break a one-line name.  Free text
+# (sources, descriptions) may hold tabs and line breaks, but not the rest of Cc or Cs.
+NAME_REFUSED_CATEGORIES = ("Cc", "Cs", "Cf", "Zl", "Zp")
+TEXT_REFUSED_CATEGORIES = ("Cc", "Cs")
+REFUSED_KINDS = {
+    "Cc": "control character",
+    "Cs": "surrogate",
+    "Cf": "invisible format character",
+    "Zl": "line separator",
+    "Zp": "paragraph separator",
+}
 
 # Run settings: (lowest, highest, why), declared with each field in the registry
 # (sheetgen/run_fields.py FIELDS).  Whole-number settings keep INT_RANGES' lower bound;
@@ -43,13 +58,12 @@ XML_ILLEGAL = "\ufffe\uffff"
 RUN_LIMITS: dict[str, tuple[float, float, str]] = {
     f.key: f.limit for f in FIELDS if f.limit is not None
 }
-# Settings where 0 means "not measured" (or "not published"), and any other value
-# must be at least this: a value such as 1e-300 would divide by (nearly) zero and give
-# astronomical days instead of an error.  (lowest value other than 0, why.)
+# Settings where 0 means "not measured", "free" or "none", and any other value must be
+# at least a lowest value (the registry's ``nonzero_at_least``): a value such as 1e-300
+# would divide by (nearly) zero and give astronomical days, or be written to a cell as
+# a number the workbook cannot hold at its precision.  (lowest value other than 0, why.)
 ZERO_OR_AT_LEAST: dict[str, tuple[float, str]] = {
-    "measured_tokens_per_s_per_gpu": (1e-3, "one token per 1,000 s per GPU"),
-    "measured_step_seconds": (1e-3, "a step takes at least a millisecond"),
-    "measured_peak_mem": (10**6, "bytes: 1 MB per GPU"),
+    f.key: f.nonzero_at_least for f in FIELDS if f.nonzero_at_least is not None
 }
 # Hardware fields' lowest values other than 0 (fields that may be 0: HARDWARE_ZERO_OK
 # in scenario.py): below these no accelerator or link has been built.
@@ -141,15 +155,31 @@ def check_zero_or_at_least(field: str, value: float, low: float, why: str, raw: 
 
 def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bool = True) -> str:
     """A name, id or source as text: no control characters (names: none at all;
-    free text: tabs and line breaks allowed), at most ``max_chars`` characters."""
+    free text: tabs and line breaks allowed); names also no invisible format
+    characters, line or paragraph separators and not only spaces; at most
+    ``max_chars`` characters."""
     if not isinstance(value, str):
         raise SheetgenError(field, f"must be text, got {short(value)}")
     allowed = "" if name else "\t\n\r"
+    refused = NAME_REFUSED_CATEGORIES if name else TEXT_REFUSED_CATEGORIES
     for ch in value:
-        if ch not in allowed and unicodedata.category(ch) in ("Cc", "Cs"):
+        if ch in allowed:
+            continue
+        category = unicodedata.category(ch)
+        if category == "Cs" and 0xDC80 <= ord(ch) <= 0xDCFF:
+            # Python's surrogateescape: a byte of a command-line argument or file name
+            # that is not valid UTF-8 arrives as U+DC80..U+DCFF.
             raise SheetgenError(
                 field,
-                f"contains the control character U+{ord(ch):04X}; remove it ({short(value)})",
+                f"is not valid UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X}); "
+                f"give the name in UTF-8 ({short(value)})",
+            )
+        if category in refused:
+            kind = REFUSED_KINDS.get(category, "control character")
+            raise SheetgenError(
+                field,
+                f"contains the {kind} U+{ord(ch):04X}; {'names' if name else 'text'} accept "
+                f"letters, digits, punctuation, symbols and spaces ({short(value)})",
             )
         if ch in XML_ILLEGAL:
             raise SheetgenError(
@@ -157,6 +187,10 @@ def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bo
                 f"contains U+{ord(ch):04X}, which a workbook (XML 1.0) cannot hold; "
                 f"remove it ({short(value)})",
             )
+    if name and value and not value.strip():
+        raise SheetgenError(
+            field, f"is only spaces; give a name with a letter, digit or symbol ({short(value)})"
+        )
     if len(value) > max_chars:
         raise SheetgenError(
             field, f"is {len(value):,} characters; at most {max_chars} accepted ({short(value)})"

@@ -83,6 +83,9 @@ class Field:
     (the message and the Inputs sheet's validation say "from lowest to highest").
     zero_ok: kind float: 0 is accepted (meaning "free" or "not given"); else > 0.
     at_least: kind float: (minimum, what) a physical minimum checked first.
+    nonzero_at_least: kinds float and share that accept 0: (lowest, why) the smallest
+    value other than 0 (below it a value divides by nearly zero, is a typo or cannot be
+    shown: a price of 1e-300 makes a workbook that fails its own check).
     flag: a 0/1 switch that also takes YAML true/false and true/false, yes/no, on/off.
     phase: the name of this setting inside a training phase (``Phase``), if phase-able.
     items_like: kind counts: the field whose limit each item obeys.
@@ -100,6 +103,7 @@ class Field:
     whole_range: bool = False
     zero_ok: bool = False
     at_least: tuple[float, str] | None = None
+    nonzero_at_least: tuple[float, str] | None = None
     flag: bool = False
     phase: str | None = None
     items_like: str | None = None
@@ -135,6 +139,20 @@ class Field:
 
 
 _COUNT = "beyond any cluster planned (the largest today are ~10^5 GPUs)"
+# Chinchilla's fit (Hoffmann et al. 2022: A 406.4, B 410.7, alpha 0.34, beta 0.28;
+# Kaplan et al. 2020's exponents 0.076 and 0.095; Besiroglu et al. 2024's refit A 482,
+# B 2085, alpha 0.35, beta 0.37) is well inside these.  They also keep every scaling
+# formula finite: the optimum's G = (alpha A / (beta B))^(1 / (alpha + beta)) is at most
+# (2 x 10^6 / (0.05 x 10^-3))^10 ~ 10^106 and at least its inverse, so N_opt, D_opt,
+# their ratio and A / N^alpha stay far below 10^308 (an exponent of 10^-300 divided by
+# zero; one of 0.01 would raise G to the 50th power).
+# A price other than 0 (free) below a hundredth of a cent is a typo, and one such as
+# 1e-320 cannot be written to a cell and read back at the workbook's precision.
+_PRICE_LOWEST = (1e-4, "USD per GPU-hour, a hundredth of a cent; rented GPUs cost from ~$0.10")
+_CHINCHILLA_SCALE = "a loss-term scale; the published fits are 400-2,100"
+_CHINCHILLA_EXPONENT = (
+    "a scaling exponent; published fits are 0.076-0.37, and below 0.05 the optimum overflows"
+)
 
 FIELDS: tuple[Field, ...] = (
     # Training run, efficiency and price (Inputs: Training run, Efficiency).
@@ -313,6 +331,7 @@ FIELDS: tuple[Field, ...] = (
         doc="USD per GPU-hour: an illustrative rate, replace with your quote",
         unit="USD",
         limit=(0, 10000, "USD per GPU-hour"),
+        nonzero_at_least=_PRICE_LOWEST,
         zero_ok=True,
     ),
     # Inference (Inference and KV cache sheets) and memory constants.
@@ -384,6 +403,10 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="B",
         limit=(0, 8, "bytes per weight added by scales"),
+        nonzero_at_least=(
+            1e-9,
+            "bytes per weight: one byte per billion weights, below one scale per tensor",
+        ),
         zero_ok=True,
     ),
     Field(
@@ -417,6 +440,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="B",
         limit=(0, 10**15, "bytes per GPU (1 PB)"),
+        nonzero_at_least=(1, "a byte"),
         zero_ok=True,
     ),
     Field(
@@ -428,7 +452,7 @@ FIELDS: tuple[Field, ...] = (
             " Playbook, 'Profiling the memory usage': 1-2 GB)"
         ),
         unit="B",
-        limit=(0, 10**15, "bytes per GPU (1 PB)"),
+        limit=(1, 10**15, "bytes per GPU, from a byte to 1 PB"),
     ),
     Field(
         key="logits_bytes",
@@ -439,7 +463,7 @@ FIELDS: tuple[Field, ...] = (
             "Playbook, 'Memory for activations')"
         ),
         unit="B",
-        limit=(0, 16, "bytes per value"),
+        limit=(0.125, 16, "bytes per value, from one bit"),
     ),
     Field(
         key="dropout_mask_bytes",
@@ -447,7 +471,7 @@ FIELDS: tuple[Field, ...] = (
         default=1,
         doc="bytes per dropout-mask value (Korthikanti et al. 2022)",
         unit="B",
-        limit=(0, 16, "bytes per value"),
+        limit=(0.125, 16, "bytes per value, from one bit"),
     ),
     # Multi-GPU layout (Parallelism sheet).  The defaults keep every single-GPU key
     # unchanged: no model sharding, all GPUs data parallel.
@@ -571,6 +595,7 @@ FIELDS: tuple[Field, ...] = (
             "measured value"
         ),
         limit=(0, 0.99, "share of memory kept free"),
+        nonzero_at_least=(1e-4, "0.01% of memory"),
     ),
     # The step-time model (issue 21): calibrated on presets/benchmarks/ (fit rows).
     Field(
@@ -596,6 +621,7 @@ FIELDS: tuple[Field, ...] = (
             "benchmark-check prints the error)"
         ),
         limit=(0, 1000, "HBM passes over the activations"),
+        nonzero_at_least=(0.01, "HBM passes"),
         zero_ok=True,
     ),
     Field(
@@ -609,6 +635,7 @@ FIELDS: tuple[Field, ...] = (
             "prints the error)"
         ),
         limit=(0, 1, "a share"),
+        nonzero_at_least=(1e-4, "0.01% hidden"),
     ),
     Field(
         key="ep_comm_overlap",
@@ -619,6 +646,7 @@ FIELDS: tuple[Field, ...] = (
             "(no published run in presets/benchmarks/ measures it)"
         ),
         limit=(0, 1, "a share"),
+        nonzero_at_least=(1e-4, "0.01% hidden"),
     ),
     Field(
         key="attn_kernel_speed",
@@ -719,6 +747,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="s",
         limit=(0, 10, "seconds per all-reduce"),
+        nonzero_at_least=(1e-7, "seconds: 100 ns, below one NVLink hop"),
         zero_ok=True,
     ),
     # Prices, energy, dates and pilot-run calibration.
@@ -732,6 +761,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="USD",
         limit=(0, 10000, "USD per GPU-hour"),
+        nonzero_at_least=_PRICE_LOWEST,
         zero_ok=True,
     ),
     Field(
@@ -763,6 +793,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="USD/kWh",
         limit=(0, 100, "USD per kWh"),
+        nonzero_at_least=(1e-4, "USD per kWh: a hundredth of a cent; grid power costs ~$0.05-0.30"),
         zero_ok=True,
     ),
     Field(
@@ -774,6 +805,7 @@ FIELDS: tuple[Field, ...] = (
             "goodput, ablations, price changes); illustrative 10%, set your own"
         ),
         limit=(0, 1, "at most 100% on top of the cost"),
+        nonzero_at_least=(1e-4, "0.01% on top of the cost"),
         zero_ok=True,
     ),
     Field(
@@ -792,6 +824,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="tok/s",
         limit=(0, 10**9, "tokens/s per GPU"),
+        nonzero_at_least=(1e-3, "one token per 1,000 s per GPU"),
         zero_ok=True,
     ),
     Field(
@@ -804,6 +837,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="s",
         limit=(0, 10**7, "seconds per step (about 4 months)"),
+        nonzero_at_least=(1e-3, "a step takes at least a millisecond"),
         zero_ok=True,
     ),
     Field(
@@ -816,6 +850,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="B",
         limit=(0, 10**15, "bytes per GPU (1 PB)"),
+        nonzero_at_least=(10**6, "bytes: 1 MB per GPU"),
         zero_ok=True,
     ),
     # Lists, given in a scenario file: training phases and chart sweeps.
@@ -885,6 +920,7 @@ FIELDS: tuple[Field, ...] = (
             "about 90% effective training time (Dubey et al. 2024, section 3.3.4)"
         ),
         limit=(0, 0.99, "a width below 100 points"),
+        nonzero_at_least=(1e-4, "a width of 0.01 points"),
     ),
     Field(
         key="sensitivity_step",
@@ -931,6 +967,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="nats",
         limit=(0, 100, "nats per token"),
+        nonzero_at_least=(1e-3, "nats per token"),
         zero_ok=True,
     ),
     Field(
@@ -941,7 +978,7 @@ FIELDS: tuple[Field, ...] = (
             "Chinchilla loss fit, A: the parameter term's scale, A / N^alpha (Hoffmann et al."
             " 2022, section 3.3, approach 3: A = 406.4)"
         ),
-        limit=(0, 10**9, "scale of the parameter term"),
+        limit=(1e-3, 10**6, _CHINCHILLA_SCALE),
     ),
     Field(
         key="chinchilla_b",
@@ -951,7 +988,7 @@ FIELDS: tuple[Field, ...] = (
             "Chinchilla loss fit, B: the data term's scale, B / D^beta (Hoffmann et al. "
             "2022, section 3.3, approach 3: B = 410.7)"
         ),
-        limit=(0, 10**9, "scale of the data term"),
+        limit=(1e-3, 10**6, _CHINCHILLA_SCALE),
     ),
     Field(
         key="chinchilla_alpha",
@@ -961,7 +998,7 @@ FIELDS: tuple[Field, ...] = (
             "Chinchilla loss fit, alpha: the parameter exponent (Hoffmann et al. 2022, "
             "section 3.3, approach 3: alpha = 0.34)"
         ),
-        limit=(0, 5, "a scaling exponent"),
+        limit=(0.05, 2, _CHINCHILLA_EXPONENT),
     ),
     Field(
         key="chinchilla_beta",
@@ -971,7 +1008,7 @@ FIELDS: tuple[Field, ...] = (
             "Chinchilla loss fit, beta: the data exponent (Hoffmann et al. 2022, section "
             "3.3, approach 3: beta = 0.28)"
         ),
-        limit=(0, 5, "a scaling exponent"),
+        limit=(0.05, 2, _CHINCHILLA_EXPONENT),
     ),
     # Serving plan (issue 23; Serving sheet, Months' serving rows).
     Field(
@@ -984,6 +1021,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="req/s",
         limit=(0, 10**7, "requests per second at peak"),
+        nonzero_at_least=(1e-6, "requests per second: one request in 11.6 days"),
         zero_ok=True,
     ),
     Field(
@@ -1006,7 +1044,7 @@ FIELDS: tuple[Field, ...] = (
             "llama2-70b.Server.ttft_latency)"
         ),
         unit="s",
-        limit=(0, 3600, "seconds to the first token"),
+        limit=(1e-3, 3600, "seconds to the first token: from a millisecond to an hour"),
     ),
     Field(
         key="slo_tpot_s",
@@ -1018,7 +1056,11 @@ FIELDS: tuple[Field, ...] = (
             "llama2-70b.Server.tpot_latency)"
         ),
         unit="s",
-        limit=(0, 60, "seconds per output token"),
+        limit=(
+            1e-4,
+            60,
+            "seconds per output token: from 0.1 ms (10,000 tokens/s per stream) to a minute",
+        ),
     ),
     Field(
         key="serve_tp",
@@ -1037,7 +1079,7 @@ FIELDS: tuple[Field, ...] = (
         default=730,
         doc="serving: hours the fleet runs per month (730 = 8,760 hours a year / 12)",
         unit="h",
-        limit=(0, 744, "hours in a 31-day month"),
+        limit=(0.01, 744, "hours in a month: from 36 seconds to 31 days"),
     ),
     Field(
         key="serve_price_per_gpu_hour",
@@ -1049,6 +1091,7 @@ FIELDS: tuple[Field, ...] = (
         ),
         unit="USD",
         limit=(0, 10000, "USD per GPU-hour"),
+        nonzero_at_least=_PRICE_LOWEST,
         zero_ok=True,
     ),
     Field(
@@ -1117,6 +1160,9 @@ def markdown() -> str:
                 accepted += "; 0 allowed"
             if f.at_least is not None:
                 accepted += f"; at least {f.at_least[0]:g}"
+            if f.nonzero_at_least is not None:
+                accepted += f"; other than 0 at least {f.nonzero_at_least[0]:g}"
+                accepted += f" ({f.nonzero_at_least[1]})"
             if f.flag:
                 accepted += "; true/false too"
         else:

@@ -5,9 +5,12 @@ phases and sweeps; models and hardware are ``sheetgen.preset_parse``'s).  Every
 failure is one ``SheetgenError`` naming the field.
 
 Counts take K/M/B/T (decimal) or Ki/Mi/Gi/Ti (binary) suffixes (``15T``,
-``4Mi``), underscores (``4_194_304``), exponents (``1e12``) and commas only as
-thousands separators between groups of three digits (``1,000,000``): ``2,5`` is
-an error, never 25 (``digits``).
+``4Mi``), exponents (``1e12``) and commas only as thousands separators between
+groups of three digits (``1,000,000``): ``2,5`` is an error, never 25 (``digits``).
+Numbers typed as text are ASCII digits only: Python's ``float`` would read
+full-width ``０.５`` or Arabic-Indic digits as 0.5, and ``1_000`` as 1000, so both are
+refused (``ascii_number``) instead of being read as something no one can see.  (A
+YAML scenario's unquoted ``4_194_304`` is an integer YAML itself reads.)
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ _SUFFIX = {
     "TI": 2**40,
 }
 _COUNT_RE = re.compile(
-    r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
+    r"^\s*([+-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
 )
 # A comma is a thousands separator only in the whole part, between groups of three
 # digits: 1,000,000 and 4,194,304.5 are read; 2,5 (a decimal comma), 1,5T, 10,00 and
@@ -62,12 +65,36 @@ _COUNT_RE = re.compile(
 _THOUSANDS_RE = re.compile(r"^[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?$")
 
 
+# How a number typed as text may be written, for the messages that refuse one.
+NUMBER_FORMS = "0.5, 1000, 1e3 or 1,000"
+COUNT_FORMS = "1000, 1e3, 1,000 or 1K"
+
+
+def ascii_number(text: str, field: str, forms: str = NUMBER_FORMS) -> str:
+    """``text`` stripped of surrounding spaces, or one error when it holds a character
+    other than ASCII (full-width or other scripts' digits) or an underscore."""
+    text = text.strip()
+    if not text.isascii():
+        bad = next(ch for ch in text if not ch.isascii())
+        raise SheetgenError(
+            field,
+            f"{short(text)} holds U+{ord(bad):04X}, not an ASCII character; "
+            f"write numbers with the digits 0-9, e.g. {forms}",
+        )
+    if "_" in text:
+        raise SheetgenError(
+            field,
+            f"{short(text)}: underscores are not accepted between digits; write {forms}",
+        )
+    return text
+
+
 def digits(text: str, field: str, raw: Any = None) -> str:
-    """``text`` with its digit separators removed: underscores anywhere (as Python
-    reads them), commas only between thousands groups; any other comma is an error
-    naming the field (and ``raw``, the value as given, when ``text`` is part of it)."""
+    """``text`` with its thousands separators removed: commas only between thousands
+    groups; any other comma is an error naming the field (and ``raw``, the value as
+    given, when ``text`` is part of it)."""
     shown = text if raw is None else raw
-    text = text.strip().replace("_", "")
+    text = text.strip()
     if "," not in text:
         return text
     if not _THOUSANDS_RE.match(text):
@@ -95,6 +122,7 @@ def parse_count(value: Any, field: str) -> int:
             raise SheetgenError(field, f"expected a whole number, got {short(value)}")
         return int(value)
     if isinstance(value, str) and len(value) <= 400:
+        ascii_number(value, field, COUNT_FORMS)
         m = _COUNT_RE.match(value)
         if m and m.group(2).upper() in _SUFFIX:
             number = float(digits(m.group(1), field, value))
@@ -117,7 +145,7 @@ def parse_number(value: Any, field: str) -> float:
     raw = value
     try:
         if isinstance(value, str):
-            value = digits(value, field)
+            value = digits(ascii_number(value, field), field, raw)
         value = float(value)
     except (ValueError, OverflowError):
         raise SheetgenError(field, f"expected a number, got {short(raw)}") from None
@@ -294,4 +322,4 @@ def implied_mfu_source(values: dict[str, Any]) -> str:
     return "typed" if "mfu" in values else "layout"
 
 
-__all__ = ["digits", "make_run", "parse_count", "parse_date", "parse_number"]
+__all__ = ["ascii_number", "digits", "make_run", "parse_count", "parse_date", "parse_number"]

@@ -110,3 +110,53 @@ def test_team_hardware_price_refuses_a_decimal_comma(tmp_path: Path) -> None:
         ["compute", "--presets", str(tmp_path), "--model", "llama3-8b", "--hardware", "team-x"],
         expect="price_per_gpu_hour: '2,5'",
     )
+
+
+# --- ASCII digits only, no underscores -------------------------------------------
+# float() reads full-width '０.５' and Arabic-Indic '٠.٥' as 0.5 and '1_000' as 1000:
+# numbers no one can see are refused, in counts and in numbers alike.
+
+NOT_ASCII = ["０.５", "٠.٥", "８", "1０", "१"]
+UNDERSCORES = ["1_000", "1_0e-2", "0_.5", "4_194_304"]
+
+
+@pytest.mark.parametrize("text", NOT_ASCII)
+@pytest.mark.parametrize("parse", [parse_count, parse_number])
+def test_parser_refuses_digits_that_are_not_ascii(parse, text: str) -> None:
+    line = library_error(parse, text, "some_field", expect="some_field: ")
+    assert "digits 0-9" in line and "U+" in line
+
+
+@pytest.mark.parametrize("text", UNDERSCORES)
+@pytest.mark.parametrize("parse", [parse_count, parse_number])
+def test_parser_refuses_underscores(parse, text: str) -> None:
+    library_error(parse, text, "some_field", expect="underscores are not accepted")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--mfu", "０.５"), ("--mfu", "٠.٥"), ("--n-gpus", "８"), ("--n-gpus", "1_000")],
+)
+def test_flags_refuse_hidden_numbers(flag: str, value: str) -> None:
+    line = one_line(["compute", *BASE, flag, value], expect=f"{flag}: ")
+    assert "1e3" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [("15T", 15 * 10**12), ("1.5e12", 15 * 10**11), ("4Mi", 2**22), ("2,048", 2048), ("8 ", 8)],
+)
+def test_ascii_forms_still_read(text: str, count: int) -> None:
+    assert parse_count(text, "f") == count
+    assert parse_number(" 0.5 ", "f") == 0.5
+
+
+def test_yaml_integer_with_underscores_is_yaml_s_own(tmp_path: Path) -> None:
+    """YAML reads an unquoted 4_194_304 as the integer itself (the shipped phase
+    presets use it); only text reaching the parser is refused."""
+    run = scenario_from_dict(
+        yaml.safe_load(
+            "{name: c, model: llama3-8b, hardware: h100-sxm, global_batch_tokens: 4_194_304}"
+        )
+    ).run
+    assert run.global_batch_tokens == 4_194_304

@@ -122,6 +122,7 @@ NAMES = {
     "control characters": "meta\x1b[31m/llama\x00\n",
     "U+FFFF": "a\uffffb",
     "only controls": "\x01\x02",
+    "format characters": "meta\u202e/llama\ufeff\u2028",
     "a number": 12,
 }
 

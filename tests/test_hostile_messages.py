@@ -57,6 +57,44 @@ def test_xml_illegal_characters_are_refused(place: str, char: str, tmp_path: Pat
     assert char in line and "XML" in line
 
 
+# Characters a name may not hold besides control characters (Unicode categories Cf, Zl,
+# Zp): invisible, direction-changing or line-breaking.
+NAME_INVISIBLE = {
+    "RTL override": "\u202e",
+    "line separator": "\u2028",
+    "paragraph separator": "\u2029",
+    "byte-order mark": "\ufeff",
+    "zero-width space": "\u200b",
+    "LTR isolate": "\u2066",
+}
+
+
+@pytest.mark.parametrize("char", NAME_INVISIBLE)
+@pytest.mark.parametrize("place", [p for p in NAME_PLACES if p != "model source"])
+def test_invisible_characters_in_names_are_refused(place: str, char: str, tmp_path: Path) -> None:
+    make, field = NAME_PLACES[place]
+    code = f"U+{ord(NAME_INVISIBLE[char]):04X}"
+    line = one_line(["compute", *make(tmp_path, NAME_INVISIBLE[char])], expect=field)
+    assert code in line and "names accept letters, digits" in line
+
+
+@pytest.mark.parametrize("name", ["   ", "\u3000"])
+def test_whitespace_only_scenario_name_is_refused(name: str, tmp_path: Path) -> None:
+    one_line(["compute", *BASE, "--name", name], expect="--name: is only spaces")
+    one_line(["compute", _file(tmp_path, {"name": name})], expect="name: is only spaces")
+
+
+def test_name_that_is_not_utf8_says_so() -> None:
+    name = b"caf\xe9".decode("utf-8", "surrogateescape")  # as Python hands over argv
+    line = one_line(["compute", *BASE, "--name", name], expect="--name: is not valid UTF-8")
+    assert "0xE9" in line and "control character" not in line
+
+
+@pytest.mark.parametrize("name", ["Café ✓ 日本語", "a-b_c (2027)", "مرحبا", "💻 team"])
+def test_ordinary_unicode_names_are_accepted(name: str) -> None:
+    one_line(["compute", *BASE, "--name", name, "--format", "csv"], code=0)
+
+
 @pytest.mark.parametrize("name", ["a\nb.yaml", "a\rb.yaml", "x\x1b[31mred.yaml", "t\tab.yaml"])
 def test_file_names_with_line_breaks_stay_on_one_line(name: str, tmp_path: Path) -> None:
     one_line(["compute", str(tmp_path / name)], expect="not found")

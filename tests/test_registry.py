@@ -55,6 +55,9 @@ def test_field_declaration_is_complete(f):
         assert f.default in f.choices, f"{f.key}: default {f.default!r} not a choice"
     if f.zero_ok or f.at_least:
         assert f.kind == "float", f"{f.key}: zero_ok / at_least are for kind float"
+    if f.nonzero_at_least:
+        assert f.zero_ok or f.kind == "share", f"{f.key}: nonzero_at_least needs 0 accepted"
+        assert f.limit[0] < f.nonzero_at_least[0] <= f.limit[1], f"{f.key}: nonzero_at_least"
     if f.flag or f.whole_range:
         assert f.kind == "int", f"{f.key}: flag / whole_range are for kind int"
     if f.flag:
