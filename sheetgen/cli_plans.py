@@ -119,7 +119,10 @@ def serving_check_cmd(fmt: str) -> None:
     "write",
     default=None,
     type=click.Path(),
-    help="write the plans as a scenario file that `generate` takes (a folder: plans.yaml in it)",
+    help=(
+        "write the plans as a scenario file that `generate` takes: a .yaml/.yml name, or a "
+        "folder (plans.yaml in it)"
+    ),
 )
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @presets_option
@@ -159,7 +162,9 @@ def advise_cmd(
 
     out = None
     if write is not None:
-        out = safe_write.target(write, "plans.yaml", field="--write", force=force)
+        out = safe_write.target(
+            write, "plans.yaml", field="--write", force=force, suffix=safe_write.YAML_SUFFIXES
+        )
     given = {k: v for k, v in flags.items() if v is not None and k != "scenario_name"}
     every = flags.get("hardware") == "all"  # advise --hardware all: every accelerator preset
     if every:
