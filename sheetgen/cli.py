@@ -293,7 +293,8 @@ def check_cmd(workbook: str, engine: str, fmt: str, timeout: str | None) -> None
 @main.command("inputs")
 @click.argument("workbook", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default=None, type=click.Path(),
-              help="write the scenario file here (a file or a folder), not to stdout")  # fmt: skip
+              help="write the scenario file here (a .yaml/.yml file or a folder), not to "
+                   "stdout")  # fmt: skip
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @presets_option
 @handle_errors
@@ -305,7 +306,9 @@ def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
     out = None
     if output is not None:
         name = f"{Path(workbook).stem or 'inputs'}.yaml"
-        out = safe_write.target(output, name, force=force, inputs=[workbook])
+        out = safe_write.target(
+            output, name, force=force, inputs=[workbook], suffix=safe_write.YAML_SUFFIXES
+        )
     text = scenarios_to_yaml(scenarios_from_workbook(workbook))
     if out is None:
         click.echo(text, nl=False)

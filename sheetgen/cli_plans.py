@@ -32,6 +32,12 @@ check_format = click.option(
     help="markdown: the block docs/DESIGN.md holds",
 )
 
+# advise --top: more plans than anyone reads, and bounded work and memory (each plan
+# shown keeps its scenario and every computed value; 10^11 once took minutes and 1.3 GB).
+MAX_TOP = 1000
+# --budget's suffixes: the powers of 1000 that --tokens reads (K, M, B, T).
+_BUDGET_SUFFIXES = {"K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}
+
 # The layout flags advise chooses itself (given, they are refused).
 ADVISE_CHOOSES = (
     "tp", "pp", "cp", "ep", "dp", "zero_stage", "recompute", "micro_batch",
@@ -93,39 +99,45 @@ def serving_check_cmd(fmt: str) -> None:
 @scenario_options
 @click.option(
     "--deadline",
-    type=float,
     default=None,
     metavar="DAYS",
-    help="search GPU counts; keep plans done within DAYS, cheapest first",
+    help="search GPU counts; keep plans done within DAYS (> 0), cheapest first",
 )
 @click.option(
     "--budget",
-    type=float,
     default=None,
     metavar="USD",
-    help="search GPU counts; keep plans whose total cost (Summary) is within USD, fastest first",
+    help=(
+        "search GPU counts; keep plans whose total cost (Summary) is within USD (> 0; "
+        "2.5M, 800K and 1,000,000 are read), fastest first"
+    ),
 )
 @click.option(
     "--max-gpus",
-    type=int,
-    default=16384,
+    default="16384",
+    metavar="N",
     show_default=True,
-    help="largest GPU count --deadline / --budget consider",
+    help="largest GPU count --deadline / --budget consider (at most the --gpus limit, 10^7)",
 )
-@click.option("--top", type=int, default=5, show_default=True, help="plans to show")
+@click.option(
+    "--top", type=int, default=5, show_default=True, help=f"plans to show, 1 to {MAX_TOP:,}"
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
 @click.option(
     "--write",
     "write",
     default=None,
     type=click.Path(),
-    help="write the plans as a scenario file that `generate` takes (a folder: plans.yaml in it)",
+    help=(
+        "write the plans as a scenario file that `generate` takes: a .yaml/.yml name, or a "
+        "folder (plans.yaml in it)"
+    ),
 )
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @presets_option
 @handle_errors
 def advise_cmd(
-    deadline: float | None, budget: float | None, max_gpus: int, top: int, fmt: str,
+    deadline: str | None, budget: str | None, max_gpus: str, top: int, fmt: str,
     write: str | None, force: bool, **flags: Any,
 ) -> None:  # fmt: skip
     """Find the layout (tp, pp, cp, ep, dp, ZeRO, recomputation, micro-batch) that fits
@@ -148,18 +160,18 @@ def advise_cmd(
             "give --gpus N, --deadline DAYS or --budget USD (--gpus combines with "
             "either); got none",
         )
-    for name, value in (("--deadline", deadline), ("--budget", budget)):
-        if value is not None and not value > 0:
-            raise SheetgenError(name, f"must be > 0, got {value!r}")
-    if top < 1:
-        raise SheetgenError("--top", f"must be >= 1, got {top}")
-    if max_gpus < 1:
-        raise SheetgenError("--max-gpus", f"must be >= 1, got {max_gpus}")
+    days = _goal_amount(deadline, "--deadline", "days", "30 or 4.5")
+    usd = _goal_amount(budget, "--budget", "USD", "250000, 2.5M or 1,000,000", suffixes=True)
+    if not 1 <= top <= MAX_TOP:
+        raise SheetgenError("--top", f"must be from 1 to {MAX_TOP:,}, got {top}")
+    largest = _max_gpus(max_gpus)
     from sheetgen import safe_write
 
     out = None
     if write is not None:
-        out = safe_write.target(write, "plans.yaml", field="--write", force=force)
+        out = safe_write.target(
+            write, "plans.yaml", field="--write", force=force, suffix=safe_write.YAML_SUFFIXES
+        )
     given = {k: v for k, v in flags.items() if v is not None and k != "scenario_name"}
     every = flags.get("hardware") == "all"  # advise --hardware all: every accelerator preset
     if every:
@@ -170,7 +182,7 @@ def advise_cmd(
     base = scenarios_from_args(None, flags)[0]
     goal = Goal(
         gpus=base.run.n_gpus if flags.get("n_gpus") is not None else None,
-        deadline_days=deadline, budget_usd=budget, max_gpus=max_gpus,
+        deadline_days=days, budget_usd=usd, max_gpus=largest,
     )  # fmt: skip
     if every:
         from sheetgen.advise_hardware import search_all_hardware
@@ -206,6 +218,46 @@ def advise_cmd(
         text = plans_yaml(result, run_given, name=flags.get("scenario_name"))
         published = safe_write.publish_text(out, text)
         click.echo(published.line(), err=fmt != "table")
+
+
+def _goal_amount(
+    value: str | None, flag: str, unit: str, example: str, suffixes: bool = False
+) -> float | None:
+    """A goal flag's value: a finite number > 0 (with --budget, optionally followed by
+    K, M, B or T, as --tokens reads them); anything else is one line naming the flag."""
+    import math
+
+    from sheetgen.errors import short
+    from sheetgen.scenario_parse import parse_number
+
+    if value is None:
+        return None
+    text, scale = value.strip(), 1
+    if suffixes and len(text) > 1 and text[-1].upper() in _BUDGET_SUFFIXES:
+        text, scale = text[:-1].rstrip(), _BUDGET_SUFFIXES[text[-1].upper()]
+    try:
+        number = parse_number(text, flag) * scale
+    except SheetgenError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise SheetgenError(
+            flag, f"expected a finite number of {unit} > 0 (such as {example}), got {short(value)}"
+        )
+    if not number > 0:
+        raise SheetgenError(flag, f"must be > 0 (a number of {unit} such as {example}), got "
+                            f"{short(value)}")  # fmt: skip
+    return number
+
+
+def _max_gpus(value: str) -> int:
+    """--max-gpus: a whole count (as --gpus reads it) within --gpus' own range."""
+    from sheetgen.limits import RUN_LIMITS, check_range
+    from sheetgen.scenario_parse import parse_count
+
+    n = parse_count(value, "--max-gpus")
+    low, high, why = RUN_LIMITS["n_gpus"]
+    check_range("--max-gpus", n, low, high, why, value)
+    return n
 
 
 def _progress_bar(stream: Any = None) -> Callable[[int, int], None]:

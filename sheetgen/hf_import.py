@@ -261,6 +261,22 @@ NOT_EXPRESSIBLE = {
 }
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (at any depth)."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise _DuplicateKey(key)
+        doc[key] = value
+    return doc
+
+
 def read_config(path: str | Path) -> dict[str, Any]:
     from sheetgen.errors import quote_path
     from sheetgen.input_files import read_text
@@ -268,7 +284,11 @@ def read_config(path: str | Path) -> dict[str, Any]:
     text = read_text(path, "config.json")
     where = quote_path(path)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        # As a duplicate YAML key is reported (sheetgen.yaml_load); json.loads would
+        # keep the last value silently and a later error would name the wrong field.
+        raise SheetgenError(where, f"duplicate key {short(e.key)}; give each key once") from None
     except json.JSONDecodeError as e:
         raise SheetgenError(where, f"not JSON: {e.msg} at line {e.lineno}") from None
     except RecursionError:

@@ -8,7 +8,9 @@ import -o``, ``advise --write``, ``inputs -o``; the engines' ``deliver``) calls
 - :func:`target`: ``-o DIR`` (an existing folder or a trailing separator) means
   ``DIR/<default name>``; a target that is not a regular file, or that is one of
   the command's inputs, is refused, ``--force`` or not; a name the file system
-  cannot hold is one line.
+  cannot hold is one line.  A symbolic link is refused unless ``--force`` is given
+  and it names an existing regular file; a read-only file is refused without
+  ``--force``.
 - :func:`publish`: a temporary file in the target's folder, created with mode
   0666 so the kernel applies the umask, flushed and fsynced, then published
   create-exclusive with ``os.link`` (two runs racing to a new path cannot both
@@ -53,6 +55,7 @@ TMP_PREFIX = ".sheetgen-"
 TMP_SUFFIX = ".tmp"
 NAME_MAX = 255  # bytes in one path component (Linux, macOS)
 _SHOWN_CHARS = 120
+YAML_SUFFIXES = (".yaml", ".yml")  # a scenario or preset file's name (advise --write, inputs -o)
 
 
 def shown(path: str | Path) -> str:
@@ -117,13 +120,15 @@ def target(
     force: bool = False,
     inputs: Sequence[str | Path | None] = (),
     default_dir: str | Path = ".",
-    suffix: str | None = None,
+    suffix: str | tuple[str, ...] | None = None,
 ) -> Target:
     """The file to write for ``-o output`` (None: ``default_dir/default_name``).
 
     ``output`` ending in a path separator, or naming an existing directory, means
     ``output/default_name``.  Refuses, in one line: an empty name, a wrong
-    ``suffix``, a name the file system cannot hold, an existing target that is
+    ``suffix`` (one, or a tuple of those accepted), a name the file system cannot
+    hold, a symbolic link (without ``--force``, or one that names no regular
+    file), a read-only file (without ``--force``), an existing target that is
     not a regular file, and a target that is one of ``inputs``.
     """
     started = time.time_ns()
@@ -140,10 +145,14 @@ def target(
             path = path / default_name
     if path.name in ("", ".", ".."):
         raise SheetgenError(field, f"{shown(path)} is not a file name")
-    if suffix is not None and path.suffix.lower() != suffix:
-        raise SheetgenError(field, f"{shown(path)} must end in {suffix}")
-    path = _resolve_link(path)
-    _check_existing(path, field, [Path(p) for p in inputs if p is not None])
+    if suffix is not None:
+        accepted = (suffix,) if isinstance(suffix, str) else suffix
+        if path.suffix.lower() not in accepted:
+            raise SheetgenError(field, f"{shown(path)} must end in {' or '.join(accepted)}")
+    path = _resolve_link(path, force)
+    st = _check_existing(path, field, [Path(p) for p in inputs if p is not None])
+    if st is not None and not force:
+        _check_writable(path, st)
     return Target(path, field, force, tuple(Path(p) for p in inputs if p is not None), started)
 
 
@@ -156,12 +165,43 @@ def _is_dir(path: Path, field: str) -> bool:
         raise fs_error(path, e) from None
 
 
-def _resolve_link(path: Path) -> Path:
-    """A symbolic link is followed: the file it names is the one written."""
-    with contextlib.suppress(OSError):
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            return Path(os.path.realpath(path))
-    return path
+def _resolve_link(path: Path, force: bool) -> Path:
+    """A symbolic link as the target is refused, unless ``--force`` is given and it
+    names an existing regular file, which is then the one replaced.  (Followed
+    without --force, a link to a missing file would create it wherever the link
+    points, folders included.)  Links among the folders above are followed."""
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return path  # absent (or unreadable: _check_existing says why)
+    if not is_link:
+        return path
+    real = Path(os.path.realpath(path))
+    try:
+        regular = stat.S_ISREG(os.stat(real).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        raise SheetgenError(
+            shown(path),
+            f"is a symbolic link to {shown(real)}, not to an existing regular file; refusing "
+            "to write through it, --force or not",
+        )
+    if not force:
+        raise SheetgenError(
+            shown(path),
+            f"is a symbolic link (to {shown(real)}); pass --force to replace the file it "
+            "names, or give another name",
+        )
+    return real
+
+
+def _check_writable(path: Path, st: os.stat_result) -> None:
+    """Refuse to replace a read-only file (no write permission bit, or none for this
+    user) without --force: its owner asked for it to be kept as it is."""
+    if st.st_mode & 0o222 and os.access(path, os.W_OK):
+        return
+    raise SheetgenError(shown(path), "is read-only; pass --force to replace it")
 
 
 def _check_existing(path: Path, field: str, inputs: list[Path]) -> os.stat_result | None:
@@ -340,6 +380,7 @@ def _publish_locked(t: Target, tmp: Path, digest: str, size: int) -> Published:
             os.replace(tmp, path)
             _record(t, digest, size)
             return Published(path, replaced=True, forced=True)
+        _check_writable(path, st)
         entry = _records(path.parent).get(path.name)
         unedited = (
             isinstance(entry, dict)

@@ -192,7 +192,7 @@ def test_deadline_and_budget() -> None:
         ([], "give --gpus N, --deadline DAYS or --budget USD"),
         (["--gpus", "64", "--deadline", "0.001"], "no layout fits and meets the goal"),
         (["--deadline", "-3"], "--deadline: must be > 0"),
-        (["--gpus", "64", "--top", "0"], "--top: must be >= 1"),
+        (["--gpus", "64", "--top", "0"], "--top: must be from 1 to 1,000, got 0"),
         (["--gpus", "3"], "no layout fits"),
     ],
 )
@@ -201,6 +201,79 @@ def test_bad_advise_input_ends_in_one_line(args: list[str], expect: str) -> None
     assert result.exit_code == 2
     err = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(err) == 1 and expect in err[0], result.output
+
+
+ADVISE = ("advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--tokens", "1T")
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["--deadline", "inf"], "--deadline: expected a finite number of days > 0 (such as 30"),
+        (["--deadline", "1e400"], "--deadline: expected a finite number of days > 0"),
+        (["--deadline", "nan"], "--deadline: expected a finite number of days > 0"),
+        (["--deadline", "-inf"], "--deadline: expected a finite number of days > 0"),
+        (["--deadline", "30K"], "--deadline: expected a finite number of days > 0"),
+        (["--deadline", "0"], "--deadline: must be > 0 (a number of days such as 30 or 4.5)"),
+        (["--budget", "inf"], "--budget: expected a finite number of USD > 0 (such as 250000, 2.5M"),
+        (["--budget", "1e308T"], "--budget: expected a finite number of USD > 0"),
+        (["--budget", "abc"], "--budget: expected a finite number of USD > 0"),
+        (["--budget", "2,5M"], "--budget: expected a finite number of USD > 0"),
+        (["--budget", "-1K"], "--budget: must be > 0 (a number of USD such as"),
+        (["--budget", "x" * 500], "--budget: expected a finite number of USD > 0"),
+        (["--deadline", "30", "--max-gpus", "10000000000"],
+         "--max-gpus: must be from 1 to 10^7 (beyond any cluster planned"),
+        (["--deadline", "30", "--max-gpus", "0"], "--max-gpus: must be from 1 to 10^7"),
+        (["--deadline", "30", "--max-gpus", "2.5"], "--max-gpus: '2.5' is not a whole number"),
+        (["--gpus", "8", "--top", "100000000000"], "--top: must be from 1 to 1,000, got 100000000000"),
+        (["--gpus", "8", "--top", "1001"], "--top: must be from 1 to 1,000, got 1001"),
+    ],
+)  # fmt: skip
+def test_goal_flags_refuse_what_no_search_can_use(args: list[str], expect: str, monkeypatch):
+    """Non-finite goals, a --max-gpus past --gpus' own limit and a --top no one reads (10^11
+    once ran for minutes in 1.3 GB) end in one line before any search starts."""
+    import sheetgen.advise
+
+    monkeypatch.setattr(sheetgen.advise, "search", lambda *a, **k: pytest.fail("searched"))
+    result = CliRunner().invoke(main, [*ADVISE, *args])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {expect}"), lines
+    assert len(lines[0]) < 200 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "deadline", "budget", "max_gpus", "top"),
+    [
+        (["--budget", "1M"], None, 1e6, 16384, 5),
+        (["--budget", "2.5m"], None, 2.5e6, 16384, 5),
+        (["--budget", "1,000,000"], None, 1e6, 16384, 5),
+        (["--budget", "800K", "--max-gpus", "2K"], None, 8e5, 2000, 5),
+        (["--budget", "1B", "--max-gpus", "10000000"], None, 1e9, 10**7, 5),
+        (["--deadline", "4.5", "--top", "1000"], 4.5, None, 16384, 1000),
+    ],
+)
+def test_goal_flags_read_as_other_flags(args, deadline, budget, max_gpus, top, monkeypatch):
+    """--budget takes K, M, B, T and thousands commas as --tokens does; --max-gpus counts
+    as --gpus does (2K, 10000000, its limit)."""
+    import sheetgen.advise
+
+    seen: list = []
+
+    def fake_search(base, goal, *, top, progress):
+        seen.append((goal, top))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(sheetgen.advise, "search", fake_search)
+    result = CliRunner().invoke(main, [*ADVISE, *args])
+    assert result.exit_code == 0, result.output
+    ((goal, shown),) = seen
+    assert (goal.deadline_days, goal.budget_usd, goal.max_gpus, shown) == (
+        deadline,
+        budget,
+        max_gpus,
+        top,
+    )
 
 
 def test_write_never_loses_a_file(tmp_path: Path) -> None:

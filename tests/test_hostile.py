@@ -637,7 +637,8 @@ def test_unreadable_workbooks(
         book.write_bytes(content)
     args = command.split() + [str(book)]
     if command != "check":
-        args += ["-o", str(tmp_path / ("x.pdf" if command == "pdf" else "x.xlsx"))]
+        name = {"pdf": "x.pdf", "inputs": "x.yaml"}.get(command, "x.xlsx")
+        args += ["-o", str(tmp_path / name)]
     invoke(args, tmp_path, expect=str(book))
 
 

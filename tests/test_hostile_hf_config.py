@@ -117,6 +117,32 @@ def test_hostile_config_files(case: str, tmp_path: Path) -> None:
     one_line(["presets", "import", str(path)])
 
 
+DUPLICATES = {
+    "model_type twice": ('{"model_type": "llama", "model_type": "gpt2"}', "model_type"),
+    "a field twice, both valid": (
+        json.dumps(CONFIGS["llama3-8b"])[:-1] + ', "num_hidden_layers": 2}',
+        "num_hidden_layers",
+    ),
+    "a nested key twice": (
+        '{"model_type": "llama", "rope_scaling": {"factor": 8, "factor": 32}}',
+        "factor",
+    ),
+    "a 300-character key twice": ('{"' + "k" * 300 + '": 1, "' + "k" * 300 + '": 2}', "kkk"),
+}
+
+
+@pytest.mark.parametrize("case", DUPLICATES)
+def test_duplicate_keys_are_named(case: str, tmp_path: Path) -> None:
+    """json.loads keeps the last of two equal keys silently (then a misleading error such
+    as "n_embd: missing", or a preset built from a value the user did not mean); a
+    duplicate is one line naming the key, worded as a duplicate YAML key is."""
+    text, key = DUPLICATES[case]
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    line = one_line(["presets", "import", str(path)], expect=f"duplicate key '{key}")
+    assert line.endswith("; give each key once"), line
+
+
 NAMES = {
     "300 characters": "n" * 300,
     "control characters": "meta\x1b[31m/llama\x00\n",

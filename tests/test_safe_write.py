@@ -130,8 +130,61 @@ def test_a_link_is_followed_and_kept(tmp_path: Path) -> None:
     real.write_bytes(b"x")
     link = tmp_path / "plan.txt"
     link.symlink_to(real)
+    with pytest.raises(SheetgenError, match=r"is a symbolic link \(to .*\); pass --force"):
+        publish(link, b"new")  # without --force: refused, nothing written
+    assert real.read_bytes() == b"x"
     result = publish(link, b"new", force=True)
     assert result.path == real and link.is_symlink() and real.read_bytes() == b"new"
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize(
+    "points_to", ["missing folder", "missing file", "a dangling link", "device"]
+)
+def test_a_link_to_no_regular_file_is_refused(tmp_path: Path, force: bool, points_to: str) -> None:
+    """A dangling link would create the file (and its folders) wherever it points."""
+    where = {
+        "missing folder": tmp_path / "elsewhere" / "deep" / "x.txt",
+        "missing file": tmp_path / "x.txt",
+        "a dangling link": tmp_path / "sub" / "link",
+        "device": Path("/dev/null"),
+    }[points_to]
+    (tmp_path / "sub").mkdir()
+    if points_to == "a dangling link":
+        where.symlink_to(tmp_path / "nowhere" / "x.txt")
+    link = tmp_path / "plan.txt"
+    link.symlink_to(where)
+    with pytest.raises(SheetgenError, match="is a symbolic link to .*refusing") as e:
+        safe_write.target(link, "x", force=force)
+    assert "\n" not in str(e.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.txt", "sub"]
+    assert [p.name for p in (tmp_path / "sub").iterdir()] == (
+        ["link"] if "link" in points_to else []
+    )
+
+
+def test_a_read_only_file_needs_force(tmp_path: Path) -> None:
+    """An earlier output made read-only (chmod 444) is not replaced without --force,
+    whether it turned read-only before the command started or while it ran."""
+    out = tmp_path / "plan.txt"
+    publish(out, b"one")
+    out.chmod(0o444)
+    with pytest.raises(SheetgenError, match="plan.txt: is read-only; pass --force"):
+        publish(out, b"two")
+    out.chmod(0o644)
+    late = safe_write.target(out, "x")  # writable when the command started ...
+    out.chmod(0o444)  # ... read-only by the time it publishes
+    with pytest.raises(SheetgenError, match="is read-only; pass --force"):
+        safe_write.publish_bytes(late, b"two")
+    assert out.read_bytes() == b"one" and leftovers(tmp_path) == []
+    assert publish(out, b"three", force=True).forced and out.read_bytes() == b"three"
+
+
+def test_yaml_suffixes(tmp_path: Path) -> None:
+    for name in ("plans.yaml", "plans.YML"):
+        assert safe_write.target(tmp_path / name, "x", suffix=safe_write.YAML_SUFFIXES)
+    with pytest.raises(SheetgenError, match=r"plan.xlsx must end in .yaml or .yml$"):
+        safe_write.target(tmp_path / "plan.xlsx", "x", suffix=safe_write.YAML_SUFFIXES)
 
 
 def test_engines_replace_without_a_record(tmp_path: Path) -> None:

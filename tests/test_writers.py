@@ -353,12 +353,68 @@ def test_non_regular_targets_are_refused(writer: str, make, inputs: Path, tmp_pa
     assert stat.S_IFMT(node.lstat().st_mode) == kind and names(tmp_path) == [node.name]
 
 
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_read_only_earlier_output_needs_force(writer: str, inputs: Path, tmp_path: Path):
+    """chmod 444 on an earlier output: the rerun is refused (one line), --force replaces it."""
+    w = WRITERS[writer]
+    out = tmp_path / f"out{w.suffix}"
+    assert cli(w.argv(inputs, str(out))).exit_code == 0
+    out.chmod(0o444)
+    before = out.read_bytes()
+    one_error_line(cli(w.argv(inputs, str(out))), "is read-only; pass --force to replace it")
+    assert out.read_bytes() == before and stat.S_IMODE(out.stat().st_mode) == 0o444
+    assert names(tmp_path) == sorted([safe_write.RECORD_NAME, out.name])
+    forced = cli([*w.argv(inputs, str(out)), "--force"])
+    assert forced.exit_code == 0 and w.valid(out), forced.output
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["plain", "--force"])
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_dangling_link_is_not_written_through(writer: str, force: bool, inputs: Path, tmp_path):
+    """-o a symbolic link to a missing file: refused, nothing created where it points."""
+    w = WRITERS[writer]
+    link = tmp_path / f"link{w.suffix}"
+    elsewhere = tmp_path / "elsewhere"
+    link.symlink_to(elsewhere / "dir" / f"x{w.suffix}")
+    one_error_line(cli([*w.argv(inputs, str(link)), *(["--force"] if force else [])]),
+                   "is a symbolic link to")  # fmt: skip
+    assert not elsewhere.exists() and names(tmp_path) == [link.name]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_link_to_a_file_needs_force(writer: str, inputs: Path, tmp_path: Path):
+    w = WRITERS[writer]
+    real, link = tmp_path / f"real{w.suffix}", tmp_path / f"link{w.suffix}"
+    real.write_bytes(b"mine")
+    link.symlink_to(real)
+    one_error_line(cli(w.argv(inputs, str(link))), "is a symbolic link (to ")
+    assert real.read_bytes() == b"mine"
+    forced = cli([*w.argv(inputs, str(link)), "--force"])
+    assert forced.exit_code == 0 and link.is_symlink() and w.valid(real), forced.output
+
+
+@pytest.mark.parametrize("name", ["plan.xlsx", "plan", "plan.json", "plan.yaml.txt"])
+@pytest.mark.parametrize("writer", ["advise", "inputs"])
+def test_scenario_writers_need_a_yaml_name(writer: str, name: str, inputs: Path, tmp_path: Path):
+    """advise --write and inputs -o write scenario YAML: a workbook's name (an earlier
+    `generate -o plan.xlsx`, which they once replaced with YAML) is refused."""
+    w = WRITERS[writer]
+    out = tmp_path / name
+    if name == "plan.xlsx":
+        assert cli(["generate", *BASE, "-o", str(out)]).exit_code == 0
+    before = names(tmp_path)
+    data = out.read_bytes() if out.exists() else None
+    one_error_line(cli([*w.argv(inputs, str(out)), "--force"]), "must end in .yaml or .yml")
+    assert names(tmp_path) == before and (out.read_bytes() if out.exists() else None) == data
+    assert cli(w.argv(inputs, str(tmp_path / "plan.yml"))).exit_code == 0
+
+
 SELF = {
     "pdf of a workbook named .pdf": lambda d: (d / "plan.pdf", ["pdf", str(d / "plan.pdf")]),
     "inputs -o the workbook": lambda d: (d / "x.xlsx", ["inputs", str(d / "x.xlsx"), "-o",
                                                         str(d / "x.xlsx")]),
     "inputs -o a link to it": lambda d: (d / "x.xlsx", ["inputs", str(d / "x.xlsx"), "-o",
-                                                        str(d / "alias.xlsx")]),
+                                                        str(d / "alias.yaml")]),
     "generate --from x -o x": lambda d: (d / "x.xlsx", ["generate", "--from", str(d / "x.xlsx"),
                                                         "-o", str(d / "x.xlsx")]),
     "import -o the config": lambda d: (d / "cfg.json", ["presets", "import", str(d / "cfg.json"),
@@ -371,9 +427,11 @@ def test_output_equal_to_an_input_is_refused(case: str, inputs: Path, tmp_path: 
     source, args = SELF[case](tmp_path)
     kind = "cfg.json" if source.suffix == ".json" else "book.xlsx"
     source.write_bytes((inputs / kind).read_bytes())
-    (tmp_path / "alias.xlsx").symlink_to(tmp_path / "x.xlsx")
+    (tmp_path / "alias.yaml").symlink_to(tmp_path / "x.xlsx")
     before = source.read_bytes()
-    one_error_line(cli([*args, "--force"]), "is an input")
+    # inputs -o x.xlsx: the name alone is refused (inputs writes YAML), before any look.
+    reason = "must end in .yaml or .yml" if case == "inputs -o the workbook" else "is an input"
+    one_error_line(cli([*args, "--force"]), reason)
     assert source.read_bytes() == before
 
 
