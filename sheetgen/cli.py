@@ -109,7 +109,9 @@ def import_cmd(config: str, preset_id: str | None, output: str | None, force: bo
     if output is None:
         click.echo(text, nl=False)
         return
-    t = safe_write.target(output, f"{pid}.yaml", force=force, inputs=[config])
+    t = safe_write.target(
+        output, f"{pid}.yaml", force=force, inputs=[config], suffix=safe_write.YAML_SUFFIXES
+    )
     click.echo(safe_write.publish_text(t, text).line())
 
 

@@ -10,6 +10,7 @@ says why it is there.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -36,6 +37,8 @@ ID_WILDCARDS = "*?~"
 # reads back (W3C XML 1.0, section 2.2 "Characters").  Control characters and
 # surrogates are refused as such.
 XML_ILLEGAL = "\ufffe\uffff"
+# An escaped character in a cell's text (_x0041_ is "A"), ECMA-376 ST_Xstring.
+XLSX_ESCAPE = re.compile(r"_x([0-9A-Fa-f]{4})_")
 # Unicode general categories a name may not hold (Unicode Standard, section 4.5): control
 # characters (Cc) and surrogates (Cs); format characters (Cf), which are invisible or
 # reorder what follows (U+202E right-to-left override makes "exe.txt" show as "txt.exe",
@@ -187,6 +190,16 @@ def check_text(value: Any, field: str, max_chars: int = MAX_NAME_CHARS, name: bo
                 f"contains U+{ord(ch):04X}, which a workbook (XML 1.0) cannot hold; "
                 f"remove it ({short(value)})",
             )
+    escaped = XLSX_ESCAPE.search(value)
+    if escaped:
+        # Office Open XML (ECMA-376 Part 1, 22.9.2.19 ST_Xstring) reads _xHHHH_ in a cell's
+        # text as the character U+HHHH: Excel would show another name than the one typed.
+        raise SheetgenError(
+            field,
+            f"contains {escaped.group(0)!r}, which Excel reads as the character "
+            f"U+{escaped.group(1).upper()}; accepted: text without _x, four hex digits and _ "
+            f"({short(value)})",
+        )
     if name and value and not value.strip():
         raise SheetgenError(
             field, f"is only spaces; give a name with a letter, digit or symbol ({short(value)})"

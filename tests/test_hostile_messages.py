@@ -90,7 +90,16 @@ def test_name_that_is_not_utf8_says_so() -> None:
     assert "0xE9" in line and "control character" not in line
 
 
-@pytest.mark.parametrize("name", ["Café ✓ 日本語", "a-b_c (2027)", "مرحبا", "💻 team"])
+@pytest.mark.parametrize("name", ["_x0041_", "plan _x263A_ two"])
+def test_a_name_excel_would_unescape_is_refused(name: str, tmp_path: Path) -> None:
+    """Excel reads _xHHHH_ in a cell as the character U+HHHH (ECMA-376 ST_Xstring):
+    the workbook would show another name than the one typed."""
+    line = one_line(["compute", *BASE, "--name", name], expect="--name: contains '_x")
+    assert "which Excel reads as the character U+" in line
+    one_line(["compute", _file(tmp_path, {"name": name})], expect="name: contains '_x")
+
+
+@pytest.mark.parametrize("name", ["Café ✓ 日本語", "a-b_c (2027)", "مرحبا", "💻 team", "_x_ x0041"])
 def test_ordinary_unicode_names_are_accepted(name: str) -> None:
     one_line(["compute", *BASE, "--name", name, "--format", "csv"], code=0)
 

@@ -394,9 +394,9 @@ def test_a_link_to_a_file_needs_force(writer: str, inputs: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize("name", ["plan.xlsx", "plan", "plan.json", "plan.yaml.txt"])
-@pytest.mark.parametrize("writer", ["advise", "inputs"])
+@pytest.mark.parametrize("writer", ["advise", "inputs", "import"])
 def test_scenario_writers_need_a_yaml_name(writer: str, name: str, inputs: Path, tmp_path: Path):
-    """advise --write and inputs -o write scenario YAML: a workbook's name (an earlier
+    """advise --write, inputs -o and presets import -o write YAML: a workbook's name (an earlier
     `generate -o plan.xlsx`, which they once replaced with YAML) is refused."""
     w = WRITERS[writer]
     out = tmp_path / name
@@ -429,8 +429,10 @@ def test_output_equal_to_an_input_is_refused(case: str, inputs: Path, tmp_path: 
     source.write_bytes((inputs / kind).read_bytes())
     (tmp_path / "alias.yaml").symlink_to(tmp_path / "x.xlsx")
     before = source.read_bytes()
-    # inputs -o x.xlsx: the name alone is refused (inputs writes YAML), before any look.
-    reason = "must end in .yaml or .yml" if case == "inputs -o the workbook" else "is an input"
+    # inputs -o x.xlsx, import -o cfg.json: the name alone is refused (both write YAML),
+    # before any look at what it is.
+    by_name = ("inputs -o the workbook", "import -o the config")
+    reason = "must end in .yaml or .yml" if case in by_name else "is an input"
     one_error_line(cli([*args, "--force"]), reason)
     assert source.read_bytes() == before
 
