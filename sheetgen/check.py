@@ -303,8 +303,7 @@ def _cell_findings(
             actual = expected
     if not _same(actual, expected, rel):
         detail = cell.coordinate
-        numeric = isinstance(actual, (int, float)) and isinstance(expected, (int, float))
-        if numeric and expected:
+        if isinstance(actual, (int, float)) and isinstance(expected, (int, float)) and expected:
             detail += f", relative difference {(actual - expected) / expected:+.3g}"
         found.append(Finding("value differs", sheet, row.key, name, expected, actual, detail))
     return found, 1
