@@ -238,8 +238,40 @@ def check_workbook(
     if unstored:
         findings.append(_unstored_finding(unstored))
     return Report(
-        path=where, engine=engine, scenarios=names, findings=findings, cells_compared=compared
+        path=where,
+        engine=engine,
+        scenarios=names,
+        findings=_errors_from_invalid_inputs(findings),
+        cells_compared=compared,
     )
+
+
+SHOWN_ERROR_CELLS = 3  # cells named in the one finding for a scenario's error values
+
+
+def _errors_from_invalid_inputs(findings: list[Finding]) -> list[Finding]:
+    """A scenario with an invalid input has error values wherever the input flows (an
+    n_gpus of 'abc' gives over 700): one finding says how many and names the first
+    cells, after the input finding that explains them."""
+    from sheetgen.wording import plural
+
+    invalid = {f.scenario for f in findings if f.kind == "input invalid"}
+    errors: dict[str, list[Finding]] = {}
+    kept = []
+    for f in findings:
+        if f.kind == "error value" and f.scenario in invalid:
+            errors.setdefault(f.scenario, []).append(f)
+        else:
+            kept.append(f)
+    for scenario, found in errors.items():
+        first = ", ".join(f"{f.sheet} {f.key} ({f.detail})" for f in found[:SHOWN_ERROR_CELLS])
+        more = len(found) - SHOWN_ERROR_CELLS
+        detail = (
+            f"{plural(len(found), 'cell')} compute to error values, following from the "
+            f"invalid input: {first}" + (f" and {more:,} more" if more > 0 else "")
+        )
+        kept.append(Finding("error value", "", "", scenario, detail=detail))
+    return kept
 
 
 def _input_key(field: str) -> str:
@@ -453,8 +485,9 @@ def finding_line(f: Finding) -> str:
         scen = f", scenario {f.scenario!r}" if f.scenario else ""
         return f"{level} {kind}: {f.key} on {f.sheet}{scen} is 0 (1 = pass), {f.detail}"
     what = f"{f.sheet} {f.key}".strip()  # other findings: "Schedule train_days [name]"
-    if not what and not f.scenario:  # a finding about the whole file
-        return f"{level} {f.kind}: {f.detail}"
+    if not what:  # a finding about the whole file, or a whole scenario
+        scen = f" [{f.scenario}]" if f.scenario else ""
+        return f"{level} {f.kind}{scen}: {f.detail}"
     scen = f" [{f.scenario}]" if f.scenario else ""
     vals = ""
     if f.expected is not None or f.actual is not None:

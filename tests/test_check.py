@@ -267,7 +267,16 @@ def test_unknown_model_gives_error_values(book: Path) -> None:
     assert ("check failed", "chk_model_found", first) in {
         (f.kind, f.key, f.scenario) for f in report.problems
     }
-    assert any(f.kind == "error value" and f.key == "n_layers" for f in report.problems)
+    # The error values that follow from the invalid model are one finding for the
+    # scenario, after the input finding that explains them (not hundreds of lines).
+    assert ("input invalid", "model", first) in {
+        (f.kind, f.key, f.scenario) for f in report.problems
+    }
+    errors = [f for f in report.problems if f.kind == "error value"]
+    assert [f.scenario for f in errors] == [first], errors
+    assert re.match(r"[\d,]+ cells compute to error values, following from the invalid "
+                    r"input: ", errors[0].detail), errors[0].detail  # fmt: skip
+    assert "Inputs n_layers" in errors[0].detail or " more" in errors[0].detail
 
 
 def test_a_name_typed_as_a_formula(book: Path, tmp_path: Path) -> None:
