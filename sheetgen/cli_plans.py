@@ -35,8 +35,6 @@ check_format = click.option(
 # advise --top: more plans than anyone reads, and bounded work and memory (each plan
 # shown keeps its scenario and every computed value; 10^11 once took minutes and 1.3 GB).
 MAX_TOP = 1000
-# --budget's suffixes: the powers of 1000 that --tokens reads (K, M, B, T).
-_BUDGET_SUFFIXES = {"K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}
 
 # The layout flags advise chooses itself (given, they are refused).
 ADVISE_CHOOSES = (
@@ -228,13 +226,13 @@ def _goal_amount(
     import math
 
     from sheetgen.errors import short
-    from sheetgen.scenario_parse import parse_number
+    from sheetgen.scenario_parse import THOUSANDS_SUFFIXES, parse_number
 
     if value is None:
         return None
     text, scale = value.strip(), 1
-    if suffixes and len(text) > 1 and text[-1].upper() in _BUDGET_SUFFIXES:
-        text, scale = text[:-1].rstrip(), _BUDGET_SUFFIXES[text[-1].upper()]
+    if suffixes and len(text) > 1 and text[-1].upper() in THOUSANDS_SUFFIXES:
+        text, scale = text[:-1].rstrip(), THOUSANDS_SUFFIXES[text[-1].upper()]
     try:
         number = parse_number(text, flag) * scale
     except SheetgenError:

@@ -56,6 +56,8 @@ _SUFFIX = {
     "GI": 2**30,
     "TI": 2**40,
 }
+# The powers of 1000 an amount of money may carry (--budget 2.5M), as counts read them.
+THOUSANDS_SUFFIXES = {k: _SUFFIX[k] for k in ("K", "M", "B", "T")}
 _COUNT_RE = re.compile(
     r"^\s*([+-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]{0,2})\s*$"
 )

@@ -203,11 +203,12 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     from sheetgen.wording import money, plural
     from sheetgen.workbook.templates import labels
 
+    label = labels()
     lines = []
     for s in scenarios:
         r = compute(s)
         verdict = "OK" if r["plan_ok"] else f"NOT OK, {r['plan_verdict']}"
-        failed = [labels()[k] for k in ERROR_FLAGS if r.get(k) == 0]
+        failed = [label[k] for k in ERROR_FLAGS if r.get(k) == 0]
         if failed and r["plan_verdict"].startswith("error check failed"):
             # The terminal names the checks the Checks sheet shows in red.
             verdict = f"NOT OK, error check failed: {'; '.join(failed)}"
