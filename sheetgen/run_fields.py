@@ -138,7 +138,7 @@ class Field:
         return int(low), int(high) if self.whole_range else None
 
 
-_COUNT = "beyond any cluster planned (the largest today are ~10^5 GPUs)"
+_COUNT = "beyond any cluster planned; the largest today are ~10^5 GPUs"
 # Chinchilla's fit (Hoffmann et al. 2022: A 406.4, B 410.7, alpha 0.34, beta 0.28;
 # Kaplan et al. 2020's exponents 0.076 and 0.095; Besiroglu et al. 2024's refit A 482,
 # B 2085, alpha 0.35, beta 0.37) is well inside these.  They also keep every scaling
