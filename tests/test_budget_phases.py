@@ -131,8 +131,10 @@ def test_unused_phases_are_zero_and_budget_falls_back() -> None:
     r = calc(model="llama3-8b")
     assert r["phases_used"] == 0
     for i in range(1, PHASE_SLOTS + 1):
-        for part in PHASE_KEYS:
-            assert r[f"phase_{i}_{part}"] == 0
+        # FLOPs per token too: a figure at the slot's placeholder sequence length would
+        # disagree with the FLOPs sheet on the printed Phases page.
+        for part in (*PHASE_KEYS, "flops_per_token"):
+            assert r[f"phase_{i}_{part}"] == 0, f"phase_{i}_{part} of an unused slot"
     assert r["plan_uses_phases"] == 0
     assert r["plan_gpu_hours"] == r["gpu_hours"]
     assert r["plan_days_wall"] == r["train_days_wall"]

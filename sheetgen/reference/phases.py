@@ -49,10 +49,14 @@ def phases(s: Scenario) -> dict[str, float]:
         # Windowed attention: the core's share at the phase's s over the run's.
         share = window_layer_share(s.model, seq)
         out[f"phase_{i}_attn_layer_share"] = share
+        # An unused slot (0 tokens) shows 0 FLOPs per token, not a figure at its
+        # placeholder sequence length that would disagree with the FLOPs sheet.
         per_token = (
             f["flops_per_token"]
             - attn
             + attn * seq / run.seq_len * share / f["flops_attn_layer_share"]
+            if tokens > 0
+            else 0
         )
         total_flops = tokens * per_token
         if tokens > 0:
