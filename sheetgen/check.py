@@ -103,6 +103,15 @@ def _same(actual: Any, expected: Any, rel: float) -> bool:
     return math.isclose(actual, expected, rel_tol=rel)
 
 
+def mirror_rows() -> frozenset[tuple[str, str]]:
+    """(sheet, key) of every row that shows a key computed on another sheet."""
+    from sheetgen.workbook.templates import load_templates
+
+    return frozenset(
+        (t.sheet, r.key) for t in load_templates() for r in t.rows if r.mirror and r.key
+    )
+
+
 def file_layout(wb: Any, n_scenarios: int):
     """A ``workbook.layout.Layout`` rebuilt from where the keys and tables really are
     in ``wb``."""
@@ -110,6 +119,7 @@ def file_layout(wb: Any, n_scenarios: int):
     from sheetgen.workbook_read import sheet_layout, table_blocks, used_cells
 
     layout = Layout(n_scenarios=n_scenarios)
+    mirrors = mirror_rows()
     grids = {ws.title: used_cells(ws) for ws in wb.worksheets}  # read once: no row loops
     for ws in wb.worksheets:
         cells = grids[ws.title]
@@ -118,9 +128,11 @@ def file_layout(wb: Any, n_scenarios: int):
             continue
         used = [r for (r, c), v in cells.items() if c in (1, 2) and v != ""]
         last = max([sl.header_row, *(r for r in used if r > sl.header_row)])
-        layout.sheet_rows[ws.title] = (sl.header_row + 1, last)
+        mirrored = [row for key, row in sl.rows.items() if (ws.title, key) in mirrors]
+        layout.sheet_rows[ws.title] = (max([sl.header_row, *mirrored]) + 1, last)
         for key, row in sl.rows.items():
-            if ws.title != "Summary":
+            # A key's home is where the template computes it, not a sheet that mirrors it.
+            if ws.title != "Summary" and (ws.title, key) not in mirrors:
                 layout.cells.setdefault(key, (ws.title, row))
     if "Presets" in wb.sheetnames:
         for block in table_blocks(grids["Presets"]):

@@ -405,6 +405,40 @@ def test_summary_marks_figures_of_a_plan_that_is_not_ok(tmp_path: Path) -> None:
     assert [f"AND(D{rows['checks_ok']}=1,D${rows['plan_ok']}=1)"] in green, green
 
 
+@pytest.mark.parametrize("sheet", ["Schedule", "Phases", "Budget", "Range", "Months"])
+def test_money_sheets_show_the_verdict_and_mark_a_plan_that_is_not_ok(
+    tmp_path: Path, sheet: str
+) -> None:
+    """A reviewer who prints only the Budget (or Schedule, Range, Months, Phases) sees the
+    verdict at its top, and every day, GPU-hour and dollar of the training plan marked
+    when the plan cannot run; the serving rows (their own verdict) are left alone."""
+    import openpyxl
+
+    from sheetgen.workbook import write_workbook
+    from sheetgen.workbook.conditional import PLAN_UNITS
+
+    path = write_workbook(load_scenarios(default_scenario_path()), tmp_path / "plan.xlsx")
+    wb = openpyxl.load_workbook(path)
+    ws, checks = wb[sheet], _inputs_rows(wb["Checks"])
+    rows = {k: r for k, r in _inputs_rows(ws).items() if k}
+    assert rows["plan_verdict"] == 6 and rows["plan_ok"] == 7, sheet
+    for key in ("plan_verdict", "plan_ok"):  # the Checks sheet's cells, mirrored
+        assert ws.cell(rows[key], 4).value == f"='Checks'!D{checks[key]}", (sheet, key)
+    rules: dict[int, list] = {}
+    for rng in ws.conditional_formatting:
+        for rule in rng.rules:
+            rules.setdefault(next(iter(rng.sqref.ranges)).min_row, []).append(rule)
+    units = {r: ws.cell(r, 3).value for r in rows.values()}
+    money = [k for k, r in rows.items() if units[r] in PLAN_UNITS and not k.startswith("serve_")]
+    assert money, sheet
+    for key in money:
+        formulas = [f for rule in rules.get(rows[key], []) for f in rule.formula]
+        assert f"D${rows['plan_ok']}<>1" in formulas, (sheet, key, formulas)
+    for key in (k for k in rows if k.startswith("serve_")):
+        formulas = [f for rule in rules.get(rows[key], []) for f in rule.formula]
+        assert f"D${rows['plan_ok']}<>1" not in formulas, (sheet, key)
+
+
 def test_check_reports_a_plan_that_is_not_ok_as_a_warning(tmp_path: Path) -> None:
     from sheetgen.check import check_workbook
     from sheetgen.scenario_file import load_scenarios_text

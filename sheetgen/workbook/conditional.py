@@ -38,6 +38,19 @@ PLAN_FIGURES = frozenset(
 )
 
 
+# Sheets whose days, hours and money all rest on the plan: every such row (by its unit)
+# is marked too, beside the sheet's own mirror of the verdict.  Serving rows are not:
+# the serving plan has its own verdict (Serving sheet).
+PLAN_SHEETS = frozenset({"Schedule", "Phases", "Budget", "Range", "Months"})
+PLAN_UNITS = frozenset({"d", "days", "GPU·h", "USD", "kWh"})
+
+
+def _plan_figure(t: SheetTemplate, key: str, unit: str) -> bool:
+    if key in PLAN_FIGURES:
+        return True
+    return t.sheet in PLAN_SHEETS and unit in PLAN_UNITS and not key.startswith("serve_")
+
+
 def flag_formatting(ws: Any, t: SheetTemplate, layout: Any, n: int, first_row: int) -> None:
     """Green / red / amber fills on 1/0 check rows and the verdict; figures of a plan
     that is not ok marked; "all checks pass" never green beside a plan that is not ok."""
@@ -82,7 +95,7 @@ def flag_formatting(ws: Any, t: SheetTemplate, layout: Any, n: int, first_row: i
             ok = f'{first}{row_no}="OK"'
             ws.conditional_formatting.add(rng, FormulaRule(formula=[ok], fill=green))
             ws.conditional_formatting.add(rng, FormulaRule(formula=[f"NOT({ok})"], fill=red))
-        elif r.key in PLAN_FIGURES and plan_ok:
+        elif r.key and _plan_figure(t, r.key, r.unit) and plan_ok:
             ws.conditional_formatting.add(
                 rng,
                 FormulaRule(

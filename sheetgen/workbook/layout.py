@@ -73,7 +73,10 @@ class Layout:
 
     n_scenarios: int
     cells: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (sheet, row)
-    sheet_rows: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet -> first, last
+    # sheet -> first, last row that {sheet:X} (the no-error-values check's SUM) covers:
+    # from the row after the sheet's last mirror row (a mirrored verdict depends on that
+    # very check: summing it would be a circular reference) to its last row
+    sheet_rows: dict[str, tuple[int, int]] = field(default_factory=dict)
     tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> first, last row
     # sheet -> key -> row of every keyed row on that sheet, mirrors included (for charts)
     sheet_keys: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -146,13 +149,16 @@ def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_preset
     layout = Layout(n_scenarios=n_scenarios)
     for t in templates:
         row = FIRST_ROW
+        first = FIRST_ROW
         for r in t.rows:
             if r.key and not r.mirror:
                 layout.cells[r.key] = (t.sheet, row)
             if r.key:
                 layout.sheet_keys.setdefault(t.sheet, {})[r.key] = row
+            if r.mirror:
+                first = row + 1  # see sheet_rows
             row += 1
-        layout.sheet_rows[t.sheet] = (FIRST_ROW, row - 1)
+        layout.sheet_rows[t.sheet] = (first, row - 1)
     # Presets: tables stacked vertically, each: title row, header row, data rows, blank row.
     from sheetgen.run_fields import HARDWARE_SLOTS
 
