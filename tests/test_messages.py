@@ -103,7 +103,7 @@ def test_error_check_message_quotes_its_inputs(tmp_path: Path) -> None:
 def test_generate_summary_money_and_plurals(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["generate", "-o", str(tmp_path / "p.xlsx")])
     assert out.exit_code == 0, out.output
-    assert "GPU(s)" not in out.output and "serving on 1 GPU:" in out.output
+    assert "GPU(s)" not in out.output and "batch 1 on 1 GPU:" in out.output
     for s in load_scenarios(default_scenario_path()):
         r = compute(s)
         assert f"{money(r['cost_total_per_m_tokens'])} per M training tokens" in out.output
