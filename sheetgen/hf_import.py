@@ -56,6 +56,9 @@ POSITIVE = frozenset(
 )
 
 
+_ABSENT = object()  # a key the config does not give (null is given, as None)
+
+
 class _Fields:
     """Typed access to config fields: each one read is checked (type and range), and
     a missing or wrong one is an error naming it."""
@@ -63,14 +66,28 @@ class _Fields:
     def __init__(self, doc: dict[str, Any], where: str) -> None:
         self.doc, self.where = doc, where
 
-    def int(self, key: str, default: int | None = None) -> int:
-        v = self.doc.get(key, default)
-        if v is None:
-            raise SheetgenError(
-                f"{self.where}: {key}",
-                f"missing; model_type {short(self.doc.get('model_type'))} needs it "
-                f"(supported model types: {', '.join(READERS)})",
-            )
+    def int(self, key: str, default: int | None = None, null: int | None = None) -> int:
+        """The whole number at ``key``: ``default`` when the key is absent (transformers'
+        own default for this model type), ``null`` when it is given as null (where
+        transformers reads None as a value); otherwise an absent key is "missing" and a
+        null one "is null"."""
+        v = self.doc.get(key, _ABSENT)
+        if v is _ABSENT:
+            v = default
+            if v is None:
+                raise SheetgenError(
+                    f"{self.where}: {key}",
+                    f"missing; model_type {short(self.doc.get('model_type'))} needs it "
+                    f"(supported model types: {', '.join(READERS)})",
+                )
+        elif v is None:
+            v = null
+            if v is None:
+                raise SheetgenError(
+                    f"{self.where}: {key}",
+                    f"is null; model_type {short(self.doc.get('model_type'))} needs a whole "
+                    "number here (transformers does not default a null one)",
+                )
         low = 1 if key in POSITIVE else 0
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= MAX_FIELD:
             raise SheetgenError(
@@ -109,14 +126,35 @@ class _Fields:
         return h // a
 
 
+# num_key_value_heads, absent and null, as each model type's transformers config reads
+# it (huggingface/transformers, src/transformers/models/<type>/configuration_<type>.py,
+# main at 008e5743): Llama, Phi-3 and DeepSeek-V2 default it to None, and these and
+# Mistral, Mixtral, Qwen2 and DeepSeek-V3 turn None into num_attention_heads ("if
+# num_key_value_heads is None: num_key_value_heads = num_attention_heads", "for backward
+# compatibility"); Mistral and Mixtral default it to 8, Qwen2 to 32.  Gemma (16) and
+# Gemma 2 (4) declare it a plain int: null is refused.  KV_HEADS_ABSENT: the default
+# when the key is absent (None: num_attention_heads); KV_NULL_IS_HEADS: null means
+# num_attention_heads.
+KV_HEADS_ABSENT: dict[str, int | None] = {
+    "llama": None, "phi3": None, "deepseek_v2": None, "deepseek_v3": 128,
+    "mistral": 8, "mixtral": 8, "qwen2": 32, "gemma": 16, "gemma2": 4,
+}  # fmt: skip
+KV_NULL_IS_HEADS = frozenset(
+    {"llama", "mistral", "mixtral", "qwen2", "phi3", "deepseek_v2", "deepseek_v3"}
+)
+
+
 def _decoder(f: _Fields, tied_default: bool) -> dict[str, Any]:
     """Fields every Llama-style decoder shares (RMSNorm, gated MLP, RoPE)."""
     a = f.int("num_attention_heads")
+    model_type = f.doc["model_type"]
+    absent = KV_HEADS_ABSENT[model_type]
+    null = a if model_type in KV_NULL_IS_HEADS else None
     return {
         "n_layers": f.int("num_hidden_layers"),
         "hidden_size": f.int("hidden_size"),
         "n_heads": a,
-        "n_kv_heads": f.int("num_key_value_heads", a),
+        "n_kv_heads": f.int("num_key_value_heads", a if absent is None else absent, null),
         "head_dim": f.head_dim(),
         "ffn_size": f.int("intermediate_size"),
         "vocab_size": f.int("vocab_size"),

@@ -274,7 +274,7 @@ def advise_frame(result: Any) -> pd.DataFrame:
                 "bubble": f"{v['pipeline_bubble']:.1%}",
                 "days": round(plan.days, 2),
                 "cost_usd": round(plan.cost),
-                "why": why_better(plan, plans[i + 1] if i + 1 < len(plans) else None),
+                "why": why_better(plan, plans[i + 1] if i + 1 < len(plans) else None, result.goal),
             }
         )
     return pd.DataFrame(rows)

@@ -342,3 +342,156 @@ def test_advised_plans_recalculate_in_libreoffice(tmp_path: Path) -> None:
     path, scenarios, reference = build_matrix(tmp_path, items, "advised")
     problems = mismatches(libreoffice_values(path), reference)
     assert not problems, "\n".join(problems[:20])
+
+
+# Reviewer cases (shipped presets): pairs whose reason once named a term that made the
+# plan slower ("compute 54.50s vs 53.77s" under 6.87 d sooner), a gap the table prints as
+# none ("0.01 d sooner" beside 72.02 and 72.02, "28.2 vs 28.2 GB") or one below what
+# the model resolves ("$9 cheaper" at the same days).
+WHY_CASES = {
+    "llama3-70b on 64": {**BASE, "top": 8},
+    "mixtral-8x7b on 64": {"model": "mixtral-8x7b", "hardware": "h100-sxm", "n_gpus": 64,
+                           "train_tokens": "1T"},
+    "mixtral-8x7b on 16": {"model": "mixtral-8x7b", "hardware": "h100-sxm", "n_gpus": 16,
+                           "train_tokens": "500B"},
+    "mistral-7b qlora on 4": {"model": "mistral-7b", "hardware": "h100-sxm", "n_gpus": 4,
+                              "recipe": "qlora", "seq_len": 2048,
+                              "global_batch_tokens": 65536, "train_tokens": "100M"},
+    "llama3-8b by deadline": {"model": "llama3-8b", "hardware": "h100-sxm",
+                              "train_tokens": "1T", "deadline": 30, "top": 4},
+}  # fmt: skip
+SECONDS_TERMS = re.compile(r"([a-z][a-z0-9 ]*?) (\d+\.\d+)s vs (\d+\.\d+)s")
+
+
+@pytest.fixture(scope="module")
+def why_searches() -> dict[str, object]:
+    out = {}
+    for case, spec in WHY_CASES.items():
+        spec = dict(spec)
+        top, deadline = spec.pop("top", 5), spec.pop("deadline", None)
+        base = scenario_from_dict(spec)
+        goal = Goal(gpus=None if deadline else base.run.n_gpus, deadline_days=deadline,
+                    max_gpus=512)  # fmt: skip
+        out[case] = search(base, goal, top=top)
+    return out
+
+
+def _why(result, i: int) -> str:
+    from sheetgen.advise import why_better
+
+    return why_better(result.plans[i], result.plans[i + 1], result.goal)
+
+
+@pytest.mark.parametrize("case", WHY_CASES)
+def test_each_reason_agrees_with_the_numbers_beside_it(case: str, why_searches) -> None:
+    """Every number a reason names differs where the table prints it and by at least the
+    model's resolution (WHY_MATERIAL, 0.5%); a term named as a gain is one where the plan
+    above is faster ("though" introduces what it gives up); a tie says so and names the
+    rule that ordered the two plans."""
+    from sheetgen.advise import WHY_MATERIAL, step_parts
+
+    result = why_searches[case]
+    plans = result.plans
+    assert len(plans) >= 3
+    for i, (a, b) in enumerate(zip(plans, plans[1:], strict=False)):
+        why = _why(result, i)
+        gains, _, given_up = why.partition("though ")
+        days = re.search(r"(\d+\.\d\d) d sooner", gains)
+        if days:
+            shown = round(b.days, 2) - round(a.days, 2)
+            assert float(days.group(1)) == pytest.approx(shown), why
+            assert round(a.days, 2) != round(b.days, 2), why
+            assert b.days - a.days >= WHY_MATERIAL * b.days, f"{why!r}: below the resolution"
+        cheaper = re.search(r"\$([\d,]+) cheaper", gains)
+        if cheaper:
+            assert int(cheaper.group(1).replace(",", "")) == round(b.cost) - round(a.cost)
+            assert b.cost - a.cost >= WHY_MATERIAL * b.cost, f"{why!r}: below the resolution"
+        for x, y in re.findall(r"\((\d+\.\d) vs (\d+\.\d) GB\)", why):
+            assert x != y, f"{why!r}: a memory difference the table does not show"
+        pa, pb = step_parts(a.values), step_parts(b.values)
+        for name, x, y in SECONDS_TERMS.findall(gains):
+            name = name.strip(" ;")
+            assert float(x) < float(y) and pa[name] < pb[name], f"{why!r}: {name} is slower"
+        bubble = re.search(r"bubble ([\d.]+)% vs ([\d.]+)%", gains)
+        if bubble:
+            assert float(bubble.group(1)) < float(bubble.group(2)), why
+        for name, _x, _y in SECONDS_TERMS.findall(given_up):
+            assert pa[name.strip(" ;,")] > pb[name.strip(" ;,")], why
+        if "d sooner" not in why and "cheaper" not in why.split(";")[0]:
+            # No material gain in the ranked quantity: a tie, and the reason says which rule.
+            assert why.startswith("same "), why
+            assert (
+                "listed by unrounded" in why
+                or "in search order" in why
+                or re.search(r"^same [a-z, ]+; (less memory|fewer GPUs)", why)
+            ), why
+
+
+def test_the_reviewers_pairs_read_as_ties_or_name_the_faster_term(why_searches) -> None:
+    """The pairs the review found, reason by reason."""
+    mixtral = why_searches["mixtral-8x7b on 64"]
+    # Identical days and cost ($114,692 vs $114,701): a tie, listed by the unrounded days.
+    assert _why(mixtral, 0).startswith("same days and cost within 0.5%; listed by unrounded days")
+    # Every ranked number equal: search order.
+    assert _why(mixtral, 1) == "same days, cost, GPUs and memory per GPU; in search order"
+    # Sooner on exposed expert-parallel communication, though its compute is slower.
+    assert re.fullmatch(
+        r"0\.\d\d d sooner; exposed ep comm [\d.]+s vs [\d.]+s; though compute [\d.]+s vs [\d.]+s",
+        _why(mixtral, 2),
+    ), _why(mixtral, 2)
+    assert "d sooner" not in _why(why_searches["mixtral-8x7b on 16"], 1)
+    llama = why_searches["llama3-70b on 64"]
+    assert "bubble 0.0% vs 1.5%" in _why(llama, 1) and "though compute" in _why(llama, 1)
+    qlora = [_why(why_searches["mistral-7b qlora on 4"], i) for i in range(4)]
+    assert qlora[0].startswith("same days and cost; less memory per GPU ("), qlora
+    assert not any("28.2 vs 28.2" in w for w in qlora), qlora
+    deadline = why_searches["llama3-8b by deadline"]
+    # Ranked by cost first: a tie in cost is listed by the unrounded cost, not the days.
+    assert "listed by unrounded cost" in _why(deadline, 1), _why(deadline, 1)
+
+
+def test_step_parts_add_up_to_the_step(why_searches) -> None:
+    from sheetgen.advise import step_parts
+
+    for result in why_searches.values():
+        for plan in result.plans:
+            total = sum(step_parts(plan.values).values())
+            assert total == pytest.approx(plan.values["step_seconds_predicted"], rel=1e-12)
+
+
+def test_reasons_for_ties_of_each_kind(why_searches) -> None:
+    """Plans made to differ by chosen amounts: below the resolution, shown equal though
+    further apart (0.03 d), and a gain bought with a material loss."""
+    from sheetgen.advise import why_better
+
+    plan = why_searches["llama3-70b on 64"].plans[0]
+
+    def variant(days: float, cost: float, gpus: int | None = None, mem: float | None = None):
+        values = {**plan.values, "plan_days_wall": days, "cost_total_usd": cost}
+        if mem is not None:
+            values["mem_total_per_gpu"] = mem
+        s = plan.scenario
+        if gpus is not None:
+            s = replace(s, run=replace(s.run, n_gpus=gpus, dp=gpus // (s.run.n_gpus // s.run.dp)))
+        return replace(plan, scenario=s, values=values)
+
+    a, b = variant(10.00, 1000.0), variant(10.03, 1003.0)  # 0.3%: a tie
+    assert why_better(a, b) == "same days and cost within 0.5%; listed by unrounded days"
+    a, b = variant(0.0290, 1000.0), variant(0.0295, 1000.0)  # 1.7%, both print as 0.03
+    assert why_better(a, b) == "same days as printed, same cost; listed by unrounded days"
+    a, b = variant(10.0, 1000.0, mem=50e9), variant(10.0, 1000.0, mem=50.1e9)  # 0.2%
+    assert why_better(a, b) == (
+        "same days, cost and memory per GPU within 0.5%; listed by unrounded memory per GPU"
+    )
+    a, b = variant(10.0, 1000.0, mem=50e9), variant(10.0, 1000.0, mem=60e9)
+    assert why_better(a, b) == "same days and cost; less memory per GPU (50.0 vs 60.0 GB)"
+    a, b = variant(10.00, 2000.0, gpus=128), variant(10.20, 1000.0)  # sooner, dearer
+    assert why_better(a, b).startswith("0.20 d sooner") and "though $1,000 dearer" in why_better(
+        a, b
+    ), why_better(a, b)
+    deadline = Goal(deadline_days=30)
+    a, b = variant(12.0, 1000.0, gpus=64), variant(6.0, 1001.0, gpus=128)
+    assert why_better(a, b, deadline) == (
+        "same cost within 0.5%; listed by unrounded cost; fewer GPUs (64 vs 128); "
+        "though 6.00 d later"
+    ), why_better(a, b, deadline)

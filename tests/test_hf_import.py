@@ -12,6 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from sheetgen.cli import main
+from sheetgen.errors import SheetgenError
 from sheetgen.hf_import import architecture, read_config
 from sheetgen.preset_parse import make_model
 from sheetgen.reference.params import params
@@ -61,6 +62,21 @@ VARIANTS = {
         "model_type": "mistral", "hidden_size": 256, "intermediate_size": 512,
         "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
         "head_dim": 64, "vocab_size": 1000,
+    },
+    # num_key_value_heads null (transformers: num_attention_heads) or absent (the model
+    # type's own default: 8 for Mistral, 32 for Qwen2).
+    "llama-kv-null": {
+        "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": None,
+        "vocab_size": 1000,
+    },
+    "mistral-kv-absent": {
+        "model_type": "mistral", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 16, "vocab_size": 1000,
+    },
+    "qwen2-kv-absent": {
+        "model_type": "qwen2", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 32, "vocab_size": 1000,
     },
     "gpt2-n-inner": {
         "model_type": "gpt2", "n_embd": 128, "n_inner": 300, "n_layer": 2, "n_head": 4,
@@ -166,3 +182,61 @@ def test_import_writes_a_preset_that_loads(tmp_path: Path) -> None:
     assert rows["dsv3"]["params_total"] == RECORDED["counts"]["deepseek-v3"]
     assert rows["dsv3"]["origin"] == str(team)
     assert rows["llama3-8b"]["origin"] == "shipped"
+
+
+# num_key_value_heads as each model type's transformers config reads it (main at 008e5743,
+# src/transformers/models/<type>/configuration_<type>.py): (absent, null).  None for null:
+# refused ("is null"); Gemma and Gemma 2 declare it a plain int.
+KV_HEADS = {
+    "llama": (32, 32), "phi3": (32, 32), "mistral": (8, 32), "mixtral": (8, 32),
+    "qwen2": (32, 32), "gemma": (16, None), "gemma2": (4, None),
+}  # fmt: skip
+SMALL = {
+    "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+    "num_attention_heads": 32, "vocab_size": 1000,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("model_type", KV_HEADS)
+def test_num_key_value_heads_absent_or_null_as_transformers_reads_it(model_type: str) -> None:
+    """A null num_key_value_heads is num_attention_heads where transformers makes it so
+    (Llama, Mistral, Mixtral, Qwen2, Phi-3, DeepSeek); absent, it is the model type's
+    default (Mistral 8, not num_attention_heads); where null has no meaning (Gemma) the
+    error says "is null", not "missing"."""
+    doc = {"model_type": model_type, **SMALL}
+    if model_type == "mixtral":
+        doc.update(num_local_experts=4, num_experts_per_tok=2)
+    absent, null = KV_HEADS[model_type]
+    assert architecture(doc)["n_kv_heads"] == absent
+    doc["num_key_value_heads"] = None
+    if null is not None:
+        assert architecture(doc)["n_kv_heads"] == null
+        return
+    with pytest.raises(SheetgenError) as e:
+        architecture(doc)
+    assert "num_key_value_heads: is null;" in str(e.value) and "missing" not in str(e.value)
+
+
+def test_import_of_a_null_num_key_value_heads(tmp_path: Path) -> None:
+    """The reviewer's config.json: Llama with "num_key_value_heads": null imports as the
+    same model as without the key (multi-head attention, 6.74B)."""
+    path = tmp_path / "llama-nullkv" / "config.json"
+    path.parent.mkdir()
+    doc = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+           "num_attention_heads": 32, "num_key_value_heads": None, "num_hidden_layers": 32,
+           "vocab_size": 32000}  # fmt: skip
+    path.write_text(json.dumps(doc))
+    result = run("presets", "import", str(path))
+    assert result.exit_code == 0, result.output
+    arch = yaml.safe_load(result.output)["architecture"]
+    assert arch["n_kv_heads"] == 32
+    del doc["num_key_value_heads"]
+    assert imported_total(doc) == 6_738_415_616
+
+
+def test_a_required_field_given_as_null_says_null(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**VARIANTS["llama-biases"], "intermediate_size": None}))
+    result = run("presets", "import", str(path))
+    assert result.exit_code == 2
+    assert "intermediate_size: is null; model_type 'llama' needs a whole number" in result.output

@@ -74,6 +74,20 @@ def test_each_field_with_a_wrong_value_is_one_line(config: str, key: str, kind: 
     pytest.fail(f"{config}: {key}={WRONG[kind]!r} accepted: {preset['architecture']}")
 
 
+@pytest.mark.parametrize(("config", "key"), FIELD_CASES, ids=[f"{c}.{k}" for c, k in FIELD_CASES])
+def test_each_field_given_as_null_is_read_or_said_to_be_null(config: str, key: str) -> None:
+    """A field given as null is read as transformers reads None (a flag's default,
+    num_key_value_heads as num_attention_heads, ...) or refused in one line saying it
+    "is null", never "missing" (the key is there)."""
+    doc = {**CONFIGS[config], key: None}
+    try:
+        preset_document(doc, "x", "config.json")
+    except SheetgenError as e:
+        text = f"error: {e}"
+        assert "\n" not in text and "missing" not in text and len(text) <= 300, text
+        assert f"{key}: is null; model_type" in text, text
+
+
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_zero_heads_and_layers_are_refused(config: str) -> None:
     for key in sorted(POSITIVE & set(fields_read(CONFIGS[config]))):
