@@ -255,7 +255,8 @@ def advise_frame(result: Any) -> pd.DataFrame:
     """The plans ``sheetgen advise`` found, best first, one row each."""
     import pandas as pd
 
-    from sheetgen.advise import layout_label, why_better
+    from sheetgen.advise import layout_label
+    from sheetgen.advise_why import why_better
 
     rows = []
     plans = result.plans

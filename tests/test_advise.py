@@ -99,7 +99,7 @@ def test_the_reasons_and_the_summary_read_as_a_person_would_write_them() -> None
     "on 64 GPUs" and, for several accelerators, "GPUs of each of N accelerators"."""
     from dataclasses import replace as swap
 
-    from sheetgen.advise import WHY_MATERIAL, why_better
+    from sheetgen.advise_why import WHY_MATERIAL, why_better
     from sheetgen.tables import advise_summary
 
     base = scenario_from_dict(BASE)
@@ -377,7 +377,7 @@ def why_searches() -> dict[str, object]:
 
 
 def _why(result, i: int) -> str:
-    from sheetgen.advise import why_better
+    from sheetgen.advise_why import why_better
 
     return why_better(result.plans[i], result.plans[i + 1], result.goal)
 
@@ -388,7 +388,7 @@ def test_each_reason_agrees_with_the_numbers_beside_it(case: str, why_searches) 
     model's resolution (WHY_MATERIAL, 0.5%); a term named as a gain is one where the plan
     above is faster ("though" introduces what it gives up); a tie says so and names the
     rule that ordered the two plans."""
-    from sheetgen.advise import WHY_MATERIAL, step_parts
+    from sheetgen.advise_why import WHY_MATERIAL, step_parts
 
     result = why_searches[case]
     plans = result.plans
@@ -451,7 +451,7 @@ def test_the_reviewers_pairs_read_as_ties_or_name_the_faster_term(why_searches) 
 
 
 def test_step_parts_add_up_to_the_step(why_searches) -> None:
-    from sheetgen.advise import step_parts
+    from sheetgen.advise_why import step_parts
 
     for result in why_searches.values():
         for plan in result.plans:
@@ -462,7 +462,7 @@ def test_step_parts_add_up_to_the_step(why_searches) -> None:
 def test_reasons_for_ties_of_each_kind(why_searches) -> None:
     """Plans made to differ by chosen amounts: below the resolution, shown equal though
     further apart (0.03 d), and a gain bought with a material loss."""
-    from sheetgen.advise import why_better
+    from sheetgen.advise_why import why_better
 
     plan = why_searches["llama3-70b on 64"].plans[0]
 
