@@ -137,3 +137,19 @@ def test_month_categories_are_calendar_months_that_follow_the_start_date(
     name = scenarios[0].name
     got = [values[("Months", f"month_label_{m}", name)] for m in (1, 2, 3)]
     assert got == ["2031-11", "2031-12", "2032-01"]
+
+
+def test_memory_lines_are_stacked_usable_then_headroom(book) -> None:
+    """The capacity line is the usable memory + the headroom, stacked: LibreOffice stacks
+    every line of a stacked column chart when it saves one, so an unstacked pair (capacity,
+    usable) drew the usable line at capacity + usable after a save in LibreOffice."""
+    path, _ = book
+    memory = next(c for c in charts(path) if title(c).startswith("Memory per GPU"))
+    line = memory.find(f"{C}chart/{C}plotArea/{C}lineChart")
+    assert line.find(f"{C}grouping").get("val") == "stacked"
+    refs = [s.find(f"{C}val/{C}numRef/{C}f").text for s in line.iter(f"{C}ser")]
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Parallelism"]
+    row_of = {ws.cell(r, 1).value: r for r in range(1, ws.max_row + 1)}
+    first, second = (int(re.search(r"\$(\d+)$", f).group(1)) for f in refs)
+    assert (first, second) == (row_of["mem_usable_per_gpu"], row_of["mem_headroom_per_gpu"])

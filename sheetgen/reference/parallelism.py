@@ -301,6 +301,7 @@ def _peak(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[str, An
     return {
         "mem_total_per_gpu": total,
         "mem_usable_per_gpu": usable,
+        "mem_headroom_per_gpu": gpu_mem * run.mem_headroom,
         "mem_per_gpu_share": total / gpu_mem,
         "mem_overhead_factor": overhead_factor,
         "mem_total_calibrated": calibrated,

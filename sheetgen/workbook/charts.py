@@ -181,13 +181,13 @@ def memory_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     for key, label in MEMORY_PARTS:
         bar.series.append(Series(_row_ref(wb, layout, key, n), title=label))
     _text_categories(bar, _header_ref("Memory", n))
+    # Stacked lines: the usable memory (the verdict's line: a bar above it does not fit,
+    # even below the capacity), then the headroom on top of it, which draws at the
+    # capacity.  LibreOffice stacks every line of a stacked column chart when it saves
+    # one (a second line at the capacity would move to usable + capacity), so the lines
+    # are stacked from the start and read the same before and after such a save.
     line = LineChart()
-    cap = Series(_row_ref(wb, layout, "gpu_mem_bytes", n), title="GPU memory (capacity)")
-    cap.smooth = False
-    cap.marker.symbol = "dash"
-    cap.graphicalProperties.line.width = 28575
-    line.series.append(cap)
-    # The verdict's line: a bar above it does not fit, even below the capacity.
+    line.grouping = "stacked"
     usable = Series(_row_ref(wb, layout, "mem_usable_per_gpu", n),
                     title="Usable (capacity less headroom)")  # fmt: skip
     usable.smooth = False
@@ -195,6 +195,12 @@ def memory_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     usable.graphicalProperties.line.width = 28575
     usable.graphicalProperties.line.dashStyle = "dash"
     line.series.append(usable)
+    cap = Series(_row_ref(wb, layout, "mem_headroom_per_gpu", n),
+                 title="GPU memory (capacity: usable + headroom)")  # fmt: skip
+    cap.smooth = False
+    cap.marker.symbol = "dash"
+    cap.graphicalProperties.line.width = 28575
+    line.series.append(cap)
     line.y_axis.axId = bar.y_axis.axId  # same scale as the bars
     _show_axes(bar)
     bar += line
