@@ -22,8 +22,10 @@ found.  Kinds:
 * ``check failed`` — an error check on the Checks sheet is 0;
 * ``input invalid`` — a scenario's inputs cannot be used (the reason says why).
 
-Warnings on the Checks sheet (plan does not fit one GPU, …) are listed with
-kind ``warning`` and do not count as problems.
+Warnings on the Checks sheet (an uneven split, …), the verdict's tests (the
+peak does not fit, the batch does not split) and the verdict itself are listed
+with kind ``warning`` and do not count as problems: the file is not tampered with,
+the plan is.
 """
 
 from __future__ import annotations

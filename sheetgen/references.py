@@ -201,6 +201,25 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "transformers: bitsandbytes 4-bit quantization (BitsAndBytesConfig)",
         "https://huggingface.co/docs/transformers/main_classes/quantization",
     ),
+    # The step-time model's calibration runs besides the papers above (Parallelism sheet).
+    (
+        "NVIDIA NeMo performance tables",
+        "NVIDIA NeMo Framework / Megatron Bridge performance summary: DGX-H100 pretraining "
+        "throughput (calibration runs of the step-time model)",
+        "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/main/docs/performance-summary.md",
+    ),
+    # The hf-eager activation profile (Memory sheet).
+    (
+        "Hugging Face transformers, Llama",
+        "transformers: models/llama/modeling_llama.py (LlamaRMSNorm in FP32, SDPA attention)",
+        "https://github.com/huggingface/transformers/blob/main/src/transformers/models/llama/"
+        "modeling_llama.py",
+    ),
+    (
+        "PyTorch autograd",
+        "PyTorch autograd: hooks for saved tensors (what a layer keeps for backward)",
+        "https://pytorch.org/docs/stable/autograd.html#hooks-for-saved-tensors",
+    ),
     (
         "Vendor datasheets",
         "Accelerator peaks, memory, bandwidth and TDP: see each Presets row's source",

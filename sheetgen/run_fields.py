@@ -329,7 +329,7 @@ FIELDS: tuple[Field, ...] = (
         kind="float",
         default=2.0,
         doc="USD per GPU-hour: an illustrative rate, replace with your quote",
-        unit="USD",
+        unit="USD/GPU·h",
         limit=(0, 10000, "USD per GPU-hour"),
         nonzero_at_least=_PRICE_LOWEST,
         zero_ok=True,
@@ -759,7 +759,7 @@ FIELDS: tuple[Field, ...] = (
             "USD per GPU-hour under a reserved / committed contract: illustrative, replace "
             "with your quote"
         ),
-        unit="USD",
+        unit="USD/GPU·h",
         limit=(0, 10000, "USD per GPU-hour"),
         nonzero_at_least=_PRICE_LOWEST,
         zero_ok=True,
@@ -1089,7 +1089,7 @@ FIELDS: tuple[Field, ...] = (
             "serving: USD per GPU-hour; 0 = the same price as training (the GPU-hour price "
             "the budget uses, on-demand or reserved)"
         ),
-        unit="USD",
+        unit="USD/GPU·h",
         limit=(0, 10000, "USD per GPU-hour"),
         nonzero_at_least=_PRICE_LOWEST,
         zero_ok=True,

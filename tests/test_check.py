@@ -89,13 +89,13 @@ def test_untouched_workbook_passes(book: Path, engine: str) -> None:
     assert report.cells_compared == keyed_cells(len(report.scenarios))
     assert hashlib.sha256(book.read_bytes()).hexdigest() == before
     assert os.stat(book).st_mtime_ns == mtime
-    from sheetgen.reference.checks import WARNING_FLAGS
+    from sheetgen.reference.checks import VERDICT_TESTS, WARNING_FLAGS
 
     expected_warnings = {
         (key, s.name)
         for s in load_scenarios(default_scenario_path())
         for key, value in compute(s).items()
-        if key in WARNING_FLAGS and value == 0
+        if key in (*WARNING_FLAGS, *VERDICT_TESTS, "plan_ok") and value == 0
     }
     assert {(f.key, f.scenario) for f in report.findings} == expected_warnings
     assert all(f.kind == "warning" for f in report.findings)

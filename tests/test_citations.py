@@ -103,3 +103,38 @@ def test_citation_pattern() -> None:
     }  # fmt: skip
     assert cited("Table 2024 of Llama 3 2024") == set()
     assert cited("torchtitan (April 2024), PyTorch 2.5 (Oct 2024)") == set()
+
+
+# This project's own files and commands: they may say how to repeat a figure, after the
+# public document it comes from, never instead of it.
+INTERNAL = re.compile(
+    r"(?<![\w/.-])(?:benchmarks|presets|tests|tools|templates)/"
+    r"|\bdocs/(?:DESIGN|benchmarks-holdout|run-settings)\.md"
+    r"|\bsheetgen [a-z]+(?:-[a-z]+)*"
+)
+# Public documents named without an author-year: vendors' and projects' own pages.
+PUBLIC = re.compile(r"NVIDIA|Hugging Face|PyTorch|Megatron-LM|DeepSpeed|arXiv|github\.com")
+
+
+@pytest.mark.parametrize("kind", ["templates", "presets"])
+def test_sources_name_a_public_document_before_any_internal_file(kind: str) -> None:
+    """A source names a public document (paper, model card, datasheet, a vendor's or a
+    project's published page) first; a mention of this project's script or command that
+    repeats the figure may follow it (issue: printed pages cited benchmarks/*.py)."""
+    sources = template_sources() if kind == "templates" else preset_sources()
+    assert sources
+    bad = []
+    for where, text in sources:
+        if where.startswith("presets/benchmarks/"):
+            continue  # the published runs themselves, each naming its table and row
+        m = INTERNAL.search(text)
+        if m and not (cited(text[: m.start()]) or PUBLIC.search(text[: m.start()])):
+            bad.append((where, text[:120]))
+    assert not bad, bad[:10]
+
+
+def test_internal_source_pattern() -> None:
+    assert INTERNAL.search("Fitted by benchmarks/fit_throughput.py on the fit rows")
+    assert INTERNAL.search("error: sheetgen benchmark-check (docs/DESIGN.md)")
+    assert not INTERNAL.search("llm-foundry scripts/train/benchmarking/sweep.py")
+    assert not INTERNAL.search("NVIDIA/NeMo docs/source/performance/performance_summary.md")

@@ -23,7 +23,7 @@ SCENARIO_FILES = ["default.yaml", "llama3-405b-phases.yaml", "deepseek-v3-phases
 CHART_TITLES = (
     "Memory per GPU under each plan's layout vs GPU memory",
     "Budget per plan",
-    "Activation memory per GPU vs sequence length",
+    "Activations of one micro-batch, no sharding",
     "Wall-clock days vs GPUs",
     "cumulative spend by calendar month",
 )
@@ -240,3 +240,80 @@ def test_summary_and_charts_pdf_and_cli(lo, tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["pdf", str(out), "--sheet", "Nope", "--force"])
     assert missing.exit_code == 2
     assert missing.output.strip().count("\n") == 0 and "no sheet named 'Nope'" in missing.output
+
+
+def _about_block(ws, heading: str, stop: str) -> list[tuple[int, str, str]]:
+    """(row, column A, column B) of the About rows under ``heading``, up to ``stop``."""
+    rows = [(r, ws.cell(row=r, column=1).value, ws.cell(row=r, column=2).value)
+            for r in range(1, ws.max_row + 1)]  # fmt: skip
+    start = next(i for i, (_r, a, _b) in enumerate(rows) if a == heading)
+    end = next(i for i, (_r, a, _b) in enumerate(rows) if i > start and a == stop)
+    return [(r, a, b) for r, a, b in rows[start + 1 : end] if a or b]
+
+
+def test_about_lists_every_sheet_in_workbook_order(preset_book) -> None:
+    """The About page names every sheet the workbook has, in order, each with its own
+    line (a sheet added later shows too: the list is the workbook's, not a copy)."""
+    import openpyxl
+
+    from sheetgen.workbook.presentation import SHEET_GUIDE
+
+    path, _scenarios = preset_book
+    wb = openpyxl.load_workbook(path)
+    listed = _about_block(wb["About"], "Sheets", "References")
+    assert [a for _r, a, _b in listed] == wb.sheetnames
+    assert set(wb.sheetnames) <= set(SHEET_GUIDE), set(wb.sheetnames) - set(SHEET_GUIDE)
+    assert all(b == SHEET_GUIDE[a] for _r, a, b in listed)
+
+
+def test_about_rows_are_sized_for_their_wrapped_text(preset_book) -> None:
+    """Nothing on About is cut or overprinted: every text row is as tall as its wrapped
+    lines need, short citations wrap between words, and each link, alone in its cell
+    (applications do not wrap a hyperlinked cell), fits the column's width."""
+    import openpyxl
+
+    from sheetgen.references import REFERENCES
+    from sheetgen.workbook import printing
+    from sheetgen.workbook.presentation import LABEL_WIDTH, TEXT_WIDTH
+
+    path, _scenarios = preset_book
+    ws = openpyxl.load_workbook(path)["About"]
+    per_line = {w: int(w * printing.CHARS_PER_WIDTH) - 2 for w in (LABEL_WIDTH, TEXT_WIDTH)}
+    for row in ws.iter_rows(min_row=3):
+        for cell in row:
+            if not isinstance(cell.value, str):
+                continue
+            width = LABEL_WIDTH if cell.column == 1 else TEXT_WIDTH
+            assert max(len(w) for w in cell.value.split()) <= per_line[width], cell.coordinate
+            need = printing.lines_needed(cell.value, width)
+            height = ws.row_dimensions[cell.row].height or printing.LINE_HEIGHT_PT
+            assert height >= need * printing.LINE_HEIGHT_PT - 0.01, (cell.coordinate, need)
+    links = {c.hyperlink.target: c for row in ws.iter_rows() for c in row if c.hyperlink}
+    assert set(links) == {link for _s, _t, link in REFERENCES}
+    assert all(c.value == link for link, c in links.items())  # the link alone in its cell
+
+
+@pytest.mark.libreoffice
+def test_about_pdf_has_no_cut_link_and_no_overprinted_text(lo, tmp_path: Path) -> None:
+    """Printed: every link whole on the page, no word past the edge, no two words
+    printed over each other (a wrapped citation once ran into the next row)."""
+    from pdf_measure import pdf_pages as measured_pages
+
+    from sheetgen.references import REFERENCES
+
+    book = write_workbook(load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml"),
+                          tmp_path / "plan.xlsx")  # fmt: skip
+    pages = measured_pages(export_pdf(book, tmp_path / "about.pdf", ["About"]))
+    words = {w[4] for p in pages for w in p.words}
+    assert not [link for _s, _t, link in REFERENCES if link not in words]
+    for p in pages:
+        assert not p.words_past_edge(), (p.number, p.words_past_edge()[:5])
+        boxes = sorted(p.words, key=lambda w: (w[1], w[0]))
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                if b[1] >= a[3]:
+                    break  # sorted by top: no later word reaches up into a
+                dx = min(a[2], b[2]) - max(a[0], b[0])
+                dy = min(a[3], b[3]) - max(a[1], b[1])
+                smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+                assert dx <= 0 or dy <= 0 or dx * dy < 0.3 * smaller, (p.number, a[4], b[4])

@@ -201,12 +201,19 @@ def test_template_keys_equal_reference_keys() -> None:
 
 
 def test_check_kinds_match_reference() -> None:
-    """The workbook's master flag and warning count cover the reference's flags."""
-    from sheetgen.reference.checks import ERROR_FLAGS, WARNING_FLAGS
-    from sheetgen.workbook.templates import check_keys
+    """The workbook's master flag, the verdict's tests and the warning count cover the
+    reference's flags; every Checks flag is one kind, and a warning never decides the
+    verdict (plan_ok reads the master flag and the verdict's tests only)."""
+    from sheetgen.reference.checks import ERROR_FLAGS, VERDICT_TESTS, WARNING_FLAGS
+    from sheetgen.workbook.templates import check_keys, load_templates
 
     assert set(check_keys("error")) == set(ERROR_FLAGS)
+    assert set(check_keys("verdict_test")) == set(VERDICT_TESTS)
     assert set(check_keys("warning")) == set(WARNING_FLAGS)
+    assert not {*ERROR_FLAGS} & {*VERDICT_TESTS} and not {*VERDICT_TESTS} & {*WARNING_FLAGS}
+    checks = next(t for t in load_templates() if t.sheet == "Checks")
+    plan_ok = next(r for r in checks.keyed_rows if r.key == "plan_ok")
+    assert set(plan_ok.keys_used()) == {"checks_ok", "fits_per_gpu", "batch_splits"}
 
 
 @pytest.mark.libreoffice

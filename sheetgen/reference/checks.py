@@ -1,8 +1,10 @@
 """The Checks sheet: 1/0 flags per scenario.
 
-Errors (inputs the math cannot use) feed the master flag ``checks_ok``;
-warnings (a plan that does not fit or does not divide evenly, a served model
-that does not fit its GPUs) are shown beside it.
+Errors (inputs the math cannot use, a layout that does not divide) feed the master
+flag ``checks_ok``; the verdict's two tests (the peak fits the usable memory, the batch
+splits into whole micro-batches) are shown beside the verdict they decide with it;
+warnings (an uneven split, a served model that does not fit its GPUs, ...) flag
+something to look at and do not change the verdict.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ ERROR_FLAGS = (
     "chk_lora_inputs",
     "chk_no_errors",
 )
+# The Checks rows of the verdict's own tests (fits_per_gpu, batch_splits): a 0 makes
+# the plan not OK, so they are neither errors (the master flag) nor warnings.
+VERDICT_TESTS = ("chk_mem_fits", "chk_batch_divides")
 WARNING_FLAGS = (
-    "chk_mem_fits",
-    "chk_batch_divides",
     "chk_tp_divides_heads",
     "chk_serve_tp_divides_heads",
     "chk_pp_divides_layers",
@@ -113,7 +116,7 @@ def checks(s: Scenario) -> dict[str, float]:
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
         # The layout's peak per GPU against the usable memory (capacity less headroom),
-        # the verdict's test: a warning that never reads 1 under a "does not fit" verdict.
+        # the verdict's memory test: never 1 under a "does not fit" verdict.
         "chk_mem_fits": int(par["mem_total_calibrated"] <= par["mem_usable_per_gpu"]),
         "chk_batch_divides": int(
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0

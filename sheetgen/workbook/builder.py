@@ -3,8 +3,9 @@
 ``build`` plans the layout (``layout.py``), writes every templated sheet
 (``write_sheet``: the looks of its cells, data validation of its inputs, the
 per-scenario defined names of its named rows), the Presets sheet after Inputs
-(``presets_sheet.py``), the defined names of drop-down lists, then About and the
-document properties (``presentation.py``) and Charts (``charts.py``).
+(``presets_sheet.py``), the defined names of drop-down lists, then Charts
+(``charts.py``), About (first in the workbook; it lists every other sheet) and the
+document properties (``presentation.py``).
 """
 
 from __future__ import annotations
@@ -336,9 +337,10 @@ def build(
             write_presets_sheet(wb, layout, table_rows)
     _define_list_names(wb, templates, layout)
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
-    presentation.write_about_sheet(wb, scenarios, generated.date())
     summary_at = wb.sheetnames.index("Summary")
     charts.write_charts_sheet(wb, layout, scenarios, summary_at + 1)
+    # Last, at the front: About lists every other sheet in order.
+    presentation.write_about_sheet(wb, scenarios, generated.date())
     presentation.set_properties(wb, scenarios, generated)
     printing.stamp_footers(wb, generated.date())
     wb.active = wb.sheetnames.index("Summary")

@@ -55,7 +55,8 @@ USD_FORMAT = '"$"#,##0'
 TITLES = {
     "memory": "Memory per GPU under each plan's layout vs GPU memory (GB, axis from 0)",
     "cost": "Budget per plan: GPU cost, energy, contingency (USD, log scale)",
-    "activations": "Activation memory per GPU vs sequence length (GB, log-log)",
+    # The Memory sheet's stored activations (whole model, no sharding), not per GPU.
+    "activations": "Activations of one micro-batch, no sharding, vs sequence length (GB, log-log)",
     "days": "Wall-clock days vs GPUs, single phase at the plan's MFU (log-log)",
     "cumulative": "Plan {n}: cumulative spend by calendar month (USD, axis from 0)",
     "tornado": "Plan {n}: change in total cost when one driver moves by the step (USD)",
@@ -261,7 +262,7 @@ def activation_chart(wb: Workbook, layout: Layout, n: int) -> Any:
     chart = _scatter(
         TITLES["activations"],
         "sequence length, tokens (log)",
-        "GB per GPU, no recomputation (log)",
+        "GB, no sharding or recomputation (log)",
     )
     seq_keys = [f"sweep_seq_{k}" for k in range(1, SWEEP_POINTS + 1)]
     for i in range(n):

@@ -60,9 +60,11 @@ def flag_formatting(ws: Any, t: SheetTemplate, layout: Any, n: int, first_row: i
     from sheetgen.workbook import styles
     from sheetgen.workbook.templates import check_keys
 
-    # fits_per_gpu is a headline 1/0 result coloured like a warning.
-    warnings = {*check_keys("warning"), "fits_per_gpu", "batch_splits"}
-    flags = {*warnings, *check_keys("error"), "checks_ok", "plan_ok"}
+    # Amber: a warning (something to look at). Red: an error, or one of the verdict's
+    # tests (fits_per_gpu, batch_splits and their Checks rows): a 0 makes the plan not OK.
+    warnings = set(check_keys("warning"))
+    verdict_tests = {*check_keys("verdict_test"), "fits_per_gpu", "batch_splits"}
+    flags = {*warnings, *verdict_tests, *check_keys("error"), "checks_ok", "plan_ok"}
     green = PatternFill("solid", fgColor=styles.PASS_FILL)
     red = PatternFill("solid", fgColor=styles.FAIL_FILL)
     plan_row = layout.sheet_keys.get(t.sheet, {}).get("plan_ok")

@@ -22,7 +22,6 @@ NUMBER_FORMATS = {
     "bytes": '#,##0.00,,," GB"',
     "gb": "#,##0.00,,,",
     "billions": "#,##0,,,",
-    "bytes_kib": '#,##0" B"',
     "flops": "##0.00E+0",  # engineering notation: 38.00E+24, exponents in steps of 3
     "tflops": "#,##0.0,,,,",
     "share": '[>1]#,##0.0"×";0.0%',

@@ -62,7 +62,10 @@ class Row:
     choices: str | tuple[str, ...] | None = None
     mirror: bool = False
     section: bool = False
-    check: str | None = None  # "error" or "warning" for rows on the Checks sheet
+    # Checks rows: "error" (feeds the master flag), "verdict_test" (fits_per_gpu and
+    # batch_splits: a 0 makes the plan not OK), "warning" (something to look at),
+    # "master" (checks_ok) and "verdict" (plan_ok).
+    check: str | None = None
     # The longest text the formula can produce (a worst case written out), for text
     # rows whose length follows edits: the row is sized for it as well.
     longest: str = ""
@@ -253,7 +256,7 @@ def key_index() -> dict[str, tuple[str, Row]]:
 
 
 def check_keys(kind: str) -> list[str]:
-    """Keys of the Checks rows marked ``check: <kind>`` (error or warning)."""
+    """Keys of the Checks rows marked ``check: <kind>`` (error, verdict_test or warning)."""
     return [
         r.key
         for t in load_templates()
