@@ -12,9 +12,10 @@ from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import KeyValues, microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
-from sheetgen.reference.params import params
+from sheetgen.reference.params import params, tp_splits_heads
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
+from sheetgen.reference.serving import serving
 from sheetgen.scenario import Scenario
 
 ERROR_FLAGS = (
@@ -73,6 +74,8 @@ def checks(s: Scenario) -> dict[str, float]:
     ph = phases(s)
     sch = schedule(s)
     clk = clock(s)
+    inf = inference(s)
+    serve = serving(s)
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out: dict[str, float] = {
         "chk_model_found": 1,
@@ -119,8 +122,9 @@ def checks(s: Scenario) -> dict[str, float]:
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
         ),
         "chk_tp_divides_heads": int(m.n_heads % tp == 0 and p["attn_kv_heads"] % tp == 0),
+        # The tps used for serving, given or chosen (a chosen one always splits the heads).
         "chk_serve_tp_divides_heads": int(
-            all(m.n_heads % max(t, 1) == 0 for t in (run.inf_tp, run.serve_tp))
+            all(tp_splits_heads(m, int(t)) for t in (inf["inf_tp_used"], serve["serve_tp_used"]))
         ),
         "chk_pp_divides_layers": int(
             (m.n_layers + 2 * par["pp_split_active"]) % (pp * run.pp_virtual_stages) == 0
@@ -132,7 +136,7 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_pp_microbatches_match": int(
             pp == 1 or microbatches(run) == schedule(s)["grad_accum_steps"]
         ),
-        "chk_inf_fits": int(inference(s)["inf_fits"]),
+        "chk_inf_fits": int(inf["inf_fits"]),
         "chk_phase_tokens_match": int(
             ph["phases_used"] == 0 or ph["phased_tokens"] == run.train_tokens
         ),
