@@ -129,16 +129,10 @@ def validate(scenario: Scenario, where: str = "") -> None:
     """Cross-field rules that single fields cannot check."""
     prefix = f"{where}." if where else ""
     run, model = scenario.run, scenario.model
-    if model.n_heads % run.tp:
-        raise SheetgenError(
-            f"{prefix}tp",
-            f"{run.tp} does not divide the {model.n_heads} query heads of {short(model.id)}; "
-            "accepted: a divisor of the heads",
-        )
-    for key in ("inf_tp", "serve_tp"):  # serving replicas split the heads (vLLM's rule)
-        given = getattr(run, key)
+    # Training and serving replicas split the heads alike (params.tp_splits_heads).
+    for key, given in (("tp", run.tp), ("inf_tp", run.inf_tp), ("serve_tp", run.serve_tp)):
         if given > 0 and not tp_splits_heads(model, given):
-            raise SheetgenError(f"{prefix}{key}", _tp_refused(model, given, choose=True))
+            raise SheetgenError(f"{prefix}{key}", _tp_refused(model, given, choose=key != "tp"))
     if run.pp > model.n_layers:
         raise SheetgenError(
             f"{prefix}pp",
