@@ -388,7 +388,9 @@ FIELDS: tuple[Field, ...] = (
         default=0,
         doc=(
             "inference: GPUs serving one model replica (tensor parallel); 0 = the smallest "
-            "power of two up to the node on which the batch fits (decode and prefill peaks)"
+            "power of two up to the node that splits the heads (divides the query heads, and "
+            "divides the KV heads or is a multiple of them) and on which the batch fits "
+            "(decode and prefill peaks)"
         ),
         unit="GPUs",
         limit=(0, 10**5, "GPUs serving one replica"),
@@ -1068,7 +1070,8 @@ FIELDS: tuple[Field, ...] = (
         default=0,
         doc=(
             "serving: GPUs per replica (tensor parallel); 0 = choose the smallest power of two "
-            "up to the node that holds the weights and the KV cache of one SLO batch"
+            "up to the node that splits the heads (as inf_tp) and holds the weights and the KV "
+            "cache of one SLO batch"
         ),
         unit="GPUs",
         limit=(0, 10**5, "GPUs serving one replica"),

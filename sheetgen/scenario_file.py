@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from sheetgen import presets
-from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
+from sheetgen.errors import ACCEPTED_CHARS, SheetgenError, did_you_mean, key_name, short
 from sheetgen.limits import check_scenario_count, check_text
 from sheetgen.paths import presets_dir
 from sheetgen.preset_parse import make_hardware, with_overrides
 from sheetgen.reference.finetune import FINETUNE_RECIPES
-from sheetgen.scenario import HARDWARE_FIELDS, Scenario
+from sheetgen.reference.params import kv_heads, tp_splits_heads
+from sheetgen.scenario import HARDWARE_FIELDS, Model, Scenario
 from sheetgen.scenario_parse import make_run
 
 DEFAULT_SCENARIO_FILE = "default.yaml"
@@ -105,24 +106,33 @@ def scenario_from_dict(item: Any, index: int = 1) -> Scenario:
     return scenario
 
 
+def _tp_refused(model: Model, tp: int, choose: bool) -> str:
+    """Why ``tp`` GPUs cannot split the model's heads, and the tps that can (the divisors
+    of the query heads that divide the KV heads or are a multiple of them)."""
+    a, kv = model.n_heads, kv_heads(model)
+    if a % tp:
+        why = f"{tp} does not divide the {a} query heads of {short(model.id)}"
+    else:
+        why = (
+            f"{tp} neither divides the {kv} KV heads of {short(model.id)} nor is a multiple "
+            "of them (a GPU holds whole KV heads or copies of one)"
+        )
+    small = [d for d in range(1, math.isqrt(a) + 1) if a % d == 0]
+    fit = [str(t) for t in sorted({*small, *(a // d for d in small)}) if tp_splits_heads(model, t)]
+    listed = ", ".join(fit[:-1]) + " or " + fit[-1] if len(fit) > 1 else fit[0]
+    if len(listed) > ACCEPTED_CHARS:
+        listed = "a divisor of the query heads that divides the KV heads or is a multiple of them"
+    return f"{why}; accepted: {'0 (choose), ' if choose else ''}{listed}"
+
+
 def validate(scenario: Scenario, where: str = "") -> None:
     """Cross-field rules that single fields cannot check."""
     prefix = f"{where}." if where else ""
     run, model = scenario.run, scenario.model
-    if model.n_heads % run.tp:
-        raise SheetgenError(
-            f"{prefix}tp",
-            f"{run.tp} does not divide the {model.n_heads} query heads of {short(model.id)}; "
-            "accepted: a divisor of the heads",
-        )
-    for key in ("inf_tp", "serve_tp"):  # serving replicas split whole heads too
-        given = getattr(run, key)
-        if given > 0 and model.n_heads % given:
-            raise SheetgenError(
-                f"{prefix}{key}",
-                f"{given} does not divide the {model.n_heads} query heads of "
-                f"{short(model.id)}; accepted: 0 (choose) or a divisor of the heads",
-            )
+    # Training and serving replicas split the heads alike (params.tp_splits_heads).
+    for key, given in (("tp", run.tp), ("inf_tp", run.inf_tp), ("serve_tp", run.serve_tp)):
+        if given > 0 and not tp_splits_heads(model, given):
+            raise SheetgenError(f"{prefix}{key}", _tp_refused(model, given, choose=key != "tp"))
     if run.pp > model.n_layers:
         raise SheetgenError(
             f"{prefix}pp",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helpers import build_matrix, is_error, libreoffice_values, mismatches
 from test_reference_seeds import GB, GIB, calc, expect, nominal_model
+from test_tp_heads import PHI3_SHORT, QWEN_LONG
 
 from sheetgen.recalc import recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
@@ -148,9 +149,9 @@ def test_tensor_parallel_divides_step_time():
     expect(eight, "_roofline", one["inf_decode_step_s"] / 8, rel=1e-12)
 
 
-# tp above the KV heads (16 of 8; 7 of Qwen 2.5's 4, 7 dividing its 28 query heads): each
-# GPU holds a copy of one KV head, 1 / n_kv of the cache.
-@pytest.mark.parametrize("model, tp, share", [("llama3-8b", 16, 1 / 8), ("qwen2.5-7b", 7, 1 / 4)])
+# tp a multiple of the KV heads (16 of 8; 28 of Qwen 2.5's 4, 28 its query heads): each
+# GPU holds a copy of one KV head, 1 / n_kv of the cache (vLLM's rule; tp 7 is refused).
+@pytest.mark.parametrize("model, tp, share", [("llama3-8b", 16, 1 / 8), ("qwen2.5-7b", 28, 1 / 4)])
 def test_kv_heads_replicated_when_tp_does_not_divide_them(model, tp, share):
     r = calc(f"{model} tp{tp}", model=model, inf_tp=tp)
     expect(r, "inf_kv_gpu_share", share, rel=1e-12)
@@ -236,7 +237,7 @@ def test_concurrent_32k_users_per_h100():
         ("llama3-70b", "h100-sxm", 4, "bf16"),
         ("deepseek-v3", "h200", 8, "fp8"),
         ("mixtral-8x7b", "l40s", 2, "int8"),
-        ("qwen2.5-7b", "h100-sxm", 7, "int4"),
+        ("qwen2.5-7b", "h100-sxm", 28, "int4"),
     ],
 )
 def test_max_batch_and_context_are_the_largest_that_fit(model, hardware, tp, dtype):
@@ -276,8 +277,9 @@ def test_weights_alone_do_not_fit():
 
 
 def matrix_items() -> list[dict[str, Any]]:
-    """Every weight and KV format, tp 1/2/3/8 and chosen (inf_tp 0), dense, MoE and MLA
-    models, a misfit."""
+    """Every weight and KV format, tp 1/2/4/8/28 and chosen (inf_tp 0, also where a
+    power of two that fits does not split the heads), dense, MoE and MLA models, a
+    misfit."""
     dtypes = CHOICES["weight_dtype"]
     kv_dtypes = CHOICES["kv_dtype"]
     base = [
@@ -323,9 +325,9 @@ def matrix_items() -> list[dict[str, Any]]:
             "act_profile": "hf-eager",
         },
         {
-            "name": "Qwen 7B tp 7 (KV heads copied)",
+            "name": "Qwen 7B tp 28 (KV heads copied)",
             "model": "qwen2.5-7b",
-            "inf_tp": 7,
+            "inf_tp": 28,
             "inf_batch": 5,
         },
         {
@@ -353,6 +355,10 @@ def matrix_items() -> list[dict[str, Any]]:
             "kv_dtype": "fp8",
             "inf_batch": 32,
         },
+        # tp chosen where 8 GPUs hold the batch but do not split the heads (Qwen's 28
+        # query heads; Phi-3-medium's 10 KV heads): the largest that splits them is used.
+        {"name": "Qwen 7B tp chosen: 8 does not split the heads", **QWEN_LONG},
+        {"name": "Phi-3-medium shape tp chosen", **PHI3_SHORT},
         {
             "name": "Mixtral tp 8 batch 256",
             "model": "mixtral-8x7b",
@@ -540,13 +546,14 @@ AUTO_TP_CASES = [
 
 @pytest.mark.parametrize(("model", "hardware", "more", "tp"), AUTO_TP_CASES)
 def test_inf_tp_0_takes_the_fewest_gpus_on_which_the_batch_fits(model, hardware, more, tp):
-    """inf_tp 0 (the default): the smallest power of two up to the node on which the
-    batch fits at both peaks. The same plan typed with that tp fits; with half of it
-    it does not."""
+    """inf_tp 0 (the default): the smallest power of two up to the node that splits the
+    heads and on which the batch fits at both peaks. The same plan typed with that tp
+    fits; with half of it it does not."""
     r = calc(f"{model} auto", model=model, hardware=hardware, **more)
     assert (r["inf_tp_used"], r["inf_fits"]) == (tp, 1), (r["inf_tp_used"], r["inf_tp_note"])
     assert r["inf_tp_note"] == (
-        f"chosen: tp {tp}, the smallest power of two up to the node (8) on which the batch fits"
+        f"chosen: tp {tp}, the smallest power of two up to the node (8) that splits the heads "
+        "and on which the batch fits"
     )
     typed = calc(f"{model} tp {tp}", model=model, hardware=hardware, inf_tp=tp, **more)
     assert typed["inf_fits"] == 1 and typed["inf_tp_note"] == f"given on Inputs: tp {tp}"
@@ -564,5 +571,6 @@ def test_inf_tp_0_names_the_node_when_nothing_fits() -> None:
     r = calc("405B bf16 auto", model="llama3-405b", hardware="h100-sxm")
     assert (r["inf_tp_used"], r["inf_fits"], r["chk_inf_fits"]) == (8, 0, 0)
     assert r["inf_tp_note"] == (
-        "chosen: tp 8, the largest power of two in the node (8); the batch fits on none"
+        "chosen: tp 8, the largest power of two in the node (8) that splits the heads; the "
+        "batch fits on none that does"
     )

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from helpers import build_matrix, calc, is_error, libreoffice_values, mismatches
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_tp_heads import PHI3_SHORT, QWEN_LONG
 
 from sheetgen.cli import main
 from sheetgen.recalc import recalc_pycel
@@ -242,6 +243,10 @@ def matrix_items() -> list[dict[str, Any]]:
          "prompt_len": 2000, "output_len": 30000},
         {"name": "Gemma 2 local and global", "model": "gemma2-27b", "serve_requests_per_s": 2,
          "prompt_len": 8000, "output_len": 8000},
+        # tp 8 would hold the batch but splits neither Qwen's 28 query heads nor
+        # Phi-3-medium's 10 KV heads: the largest power of two that splits them is used.
+        {"name": "Qwen 7B tp chosen: 8 does not split the heads", **QWEN_LONG},
+        {"name": "Phi-3-medium shape tp chosen", **PHI3_SHORT},
     ]  # fmt: skip
 
 

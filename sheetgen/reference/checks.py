@@ -14,9 +14,10 @@ from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import KeyValues, microbatches, num_text
 from sheetgen.reference.parallelism import parallelism
-from sheetgen.reference.params import params
+from sheetgen.reference.params import kv_heads, params, tp_splits_heads
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
+from sheetgen.reference.serving import serving
 from sheetgen.scenario import Scenario
 
 ERROR_FLAGS = (
@@ -76,6 +77,8 @@ def checks(s: Scenario) -> dict[str, float]:
     ph = phases(s)
     sch = schedule(s)
     clk = clock(s)
+    inf = inference(s)
+    serve = serving(s)
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out: dict[str, float] = {
         "chk_model_found": 1,
@@ -101,8 +104,9 @@ def checks(s: Scenario) -> dict[str, float]:
             run.zero_stage in (0, 1, 2, 3) and run.sequence_parallel in (0, 1)
         ),
         "chk_headroom_range": int(0 <= run.mem_headroom < 1),
+        # tp splits the query heads and divides the KV heads or is a multiple of them.
         "chk_layout_possible": int(
-            m.n_heads % tp == 0 and pp <= m.n_layers and par["layers_first_chunk"] >= 0
+            tp_splits_heads(m, tp) and pp <= m.n_layers and par["layers_first_chunk"] >= 0
         ),
         # Scenario validation rejects out-of-range step-model inputs and kernel fields.
         "chk_step_model_inputs": 1,
@@ -121,9 +125,11 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_batch_divides": int(
             run.global_batch_tokens % (run.seq_len * run.micro_batch * run.dp) == 0
         ),
+        # 0 also when tp is a multiple of the KV heads: each copied (vLLM), not Megatron-Core.
         "chk_tp_divides_heads": int(m.n_heads % tp == 0 and p["attn_kv_heads"] % tp == 0),
+        # The tps used for serving, given or chosen (a chosen one always splits the heads).
         "chk_serve_tp_divides_heads": int(
-            all(m.n_heads % max(t, 1) == 0 for t in (run.inf_tp, run.serve_tp))
+            all(tp_splits_heads(m, int(t)) for t in (inf["inf_tp_used"], serve["serve_tp_used"]))
         ),
         "chk_pp_divides_layers": int(
             (m.n_layers + 2 * par["pp_split_active"]) % (pp * run.pp_virtual_stages) == 0
@@ -135,7 +141,7 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_pp_microbatches_match": int(
             pp == 1 or microbatches(run) == schedule(s)["grad_accum_steps"]
         ),
-        "chk_inf_fits": int(inference(s)["inf_fits"]),
+        "chk_inf_fits": int(inf["inf_fits"]),
         "chk_phase_tokens_match": int(
             ph["phases_used"] == 0 or ph["phased_tokens"] == run.train_tokens
         ),
@@ -154,7 +160,7 @@ def checks(s: Scenario) -> dict[str, float]:
 
 def verdict(chk: dict, sch: dict, par: dict, s: Scenario) -> KeyValues:
     """plan_ok (1/0) and the reason, first that applies: the layout does not divide the
-    GPUs, the layout is impossible (tp vs heads, pp vs layers), the batch cannot be
+    GPUs, the layout is impossible (tp vs the query or KV heads, pp vs layers), the batch cannot be
     split, an error check fails, the peak does not fit."""
     run, m = s.run, s.model
     ok = min(chk["checks_ok"], par["fits_per_gpu"], sch["batch_splits"])
@@ -162,8 +168,14 @@ def verdict(chk: dict, sch: dict, par: dict, s: Scenario) -> KeyValues:
     if not chk["chk_layout_gpus"]:
         why = f"layout does not divide: {run.n_gpus} GPUs over tp·pp·cp = {model_parallel}"
     elif not chk["chk_layout_possible"]:
+        kv = kv_heads(m)
         if m.n_heads % run.tp:
             why = f"layout impossible: tp {run.tp} does not divide the {m.n_heads} query heads"
+        elif kv % run.tp and run.tp % kv:
+            why = (
+                f"layout impossible: tp {run.tp} neither divides the {kv} KV heads nor is a "
+                "multiple of them"
+            )
         elif run.pp > m.n_layers:
             why = f"layout impossible: pp {run.pp} stages for {m.n_layers} layers"
         else:

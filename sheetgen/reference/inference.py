@@ -1,8 +1,10 @@
 """The Inference sheet: will a request fit, how fast is it served, what does it cost.
 
 One replica of the model is served by ``inf_tp`` GPUs (tensor parallel; 0 = the
-smallest power of two up to the node on which the batch fits, at its decode and its
-prefill peak, else the largest power of two in the node: ``inf_tp_used``) holding
+smallest power of two up to the node that splits the heads (it divides the query heads,
+and divides the KV heads or is a multiple of them: vLLM's rule, params.tp_splits_heads)
+and on which the batch fits, at its decode and its prefill peak, else the largest such
+power of two in the node: ``inf_tp_used``) holding
 ``inf_batch`` sequences, each a request of ``prompt_len`` prompt tokens and
 ``output_len`` generated tokens (Kwon et al. 2023, vLLM, figure 1: inference
 memory = weights + KV cache
@@ -78,6 +80,7 @@ from sheetgen.reference.request import (
     attended,
     cache_bytes,
     kv_gpu_share,
+    possible_tps,
     request,
     smallest_fitting_tp,
 )
@@ -97,14 +100,16 @@ def choose_tp(
     s: Scenario, req: dict[str, float], mem: dict[str, float], weights: float
 ) -> tuple[int, dict[str, float | str]]:
     """GPUs per replica: ``inf_tp`` when > 0, else the smallest power of two up to the
-    node whose GPUs hold the weights, the overhead and the batch at both its decode and
-    its prefill peak; else the largest power of two in the node. With the candidates'
-    keys (1, 2, 4, ... as on the Serving sheet). ``req`` is request(s), ``mem``
-    memory(s), ``weights`` the served weights' bytes."""
+    node that splits the heads and whose GPUs hold the weights, the overhead and the
+    batch at both its decode and its prefill peak; else the largest power of two in the
+    node that splits the heads. With the candidates' keys (1, 2, 4, ... as on the
+    Serving sheet). ``req`` is request(s), ``mem`` memory(s), ``weights`` the served
+    weights' bytes."""
     m, run = s.model, s.run
     cap = s.hardware.mem_gb * GIGA
     out: dict[str, float | str] = {}
     fits = []
+    possible = possible_tps(m)
     for n, t in enumerate(TP_CANDIDATES, start=1):
         share = kv_gpu_share(m.n_kv_heads, t, m.is_mla)
         decode_seq = req["inf_kv_bytes_per_seq"] * share
@@ -114,18 +119,25 @@ def choose_tp(
             + run.logits_bytes * m.vocab_size / t
         )
         need = weights / t + run.inf_overhead_bytes + run.inf_batch * max(decode_seq, prefill_seq)
-        fits.append(int(t <= run.gpus_per_node and need <= cap))
-        out |= {f"inf_cand_tp_{n}": t, f"inf_cand_share_{n}": share, f"inf_cand_need_{n}": need}
+        fits.append(int(possible[n - 1] and t <= run.gpus_per_node and need <= cap))
+        out |= {f"inf_cand_tp_{n}": t, f"inf_cand_possible_{n}": possible[n - 1]}
+        out |= {f"inf_cand_share_{n}": share, f"inf_cand_need_{n}": need}
         out[f"inf_cand_fits_{n}"] = fits[-1]
     node = run.gpus_per_node
-    chosen, picked = smallest_fitting_tp("inf_cand", fits, node)
+    chosen, picked = smallest_fitting_tp("inf_cand", fits, possible, node)
     out.update(picked)
     if run.inf_tp > 0:
         return run.inf_tp, {"inf_tp_note": f"given on Inputs: tp {run.inf_tp}", **out}
     if any(fits):
-        why = f"the smallest power of two up to the node ({node}) on which the batch fits"
+        why = (
+            f"the smallest power of two up to the node ({node}) that splits the heads "
+            "and on which the batch fits"
+        )
     else:
-        why = f"the largest power of two in the node ({node}); the batch fits on none"
+        why = (
+            f"the largest power of two in the node ({node}) that splits the heads; "
+            "the batch fits on none that does"
+        )
     return chosen, {"inf_tp_note": f"chosen: tp {chosen}, {why}", **out}
 
 

@@ -30,6 +30,23 @@ def v_head_dim(m: Model) -> int:
     return m.v_head_dim if m.is_mla else m.head_dim
 
 
+def kv_heads(m: Model) -> int:
+    """Key/value heads in compute: n_kv; MLA expands its latent to one per query head."""
+    return m.n_heads if m.is_mla else m.n_kv_heads
+
+
+def tp_splits_heads(m: Model, tp: int) -> bool:
+    """Whether ``tp`` GPUs can split the attention heads, the rule vLLM enforces
+    (vllm/model_executor/models/llama.py, LlamaAttention): tp divides the query heads,
+    and either tp divides the key/value heads or it is a multiple of them (each then
+    copied on tp / n_kv GPUs). MLA's key/value heads are its query heads (vLLM's
+    deepseek_v2.py keeps the latent whole on every GPU and splits only the query heads).
+    Megatron-Core asks more of training: it divides the query groups by tp
+    (megatron/core/transformer/attention.py), so copies are a warning there."""
+    kv = kv_heads(m)
+    return m.n_heads % tp == 0 and (kv % tp == 0 or tp % kv == 0)
+
+
 def params(m: Model) -> dict[str, float]:
     h, a, kv, dh = m.hidden_size, m.n_heads, m.n_kv_heads, m.head_dim
     nw = norm_weights(m)
@@ -85,7 +102,7 @@ def params(m: Model) -> dict[str, float]:
         "is_moe": int(m.is_moe),
         "attn_qk_dim": dqk,
         "attn_v_dim": dv,
-        "attn_kv_heads": a if m.is_mla else kv,
+        "attn_kv_heads": kv_heads(m),
         "params_attn_q_std": q_std,
         "params_attn_q_mla": q_mla,
         "params_attn_kv_std": kv_std,

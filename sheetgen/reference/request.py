@@ -14,7 +14,9 @@ module imports the other.
   attention-core FLOPs per token per attended token: A = 2 L a (d_qk + d_v), as the
       FLOPs sheet counts the core;
   GPUs per replica when not given: of the candidates t = 1, 2, 4, ... (SERVE_TP_SLOTS
-      of them), the smallest up to the node on which the sheet's request fits, else the
+      of them) that split the heads (params.tp_splits_heads: t divides the query heads
+      and divides the KV heads or is a multiple of them, vLLM's rule; t = 1 always
+      does), the smallest up to the node on which the sheet's request fits, else the
       largest in the node (each sheet says what "fits" means for it).
 """
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 import math
 
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
-from sheetgen.reference.params import qk_head_dim, v_head_dim
+from sheetgen.reference.params import qk_head_dim, tp_splits_heads, v_head_dim
 from sheetgen.run_fields import SERVE_TP_SLOTS
 from sheetgen.scenario import Model, Scenario
 
@@ -80,16 +82,24 @@ def request(s: Scenario) -> dict[str, float]:
     }
 
 
-def smallest_fitting_tp(prefix: str, fits: list[int], node: int) -> tuple[int, dict[str, int]]:
-    """The tp chosen from ``fits`` (1/0 for each of TP_CANDIDATES, the node already
-    tested): the smallest that fits, else the largest within ``node``; with the running
-    keys ``{prefix}_first_<n>`` (smallest fitting so far, 0 before one) and
-    ``{prefix}_within_<n>`` (largest within the node so far) the sheets show."""
+def possible_tps(m: Model) -> list[int]:
+    """1/0 for each of TP_CANDIDATES: whether it splits the model's heads."""
+    return [int(tp_splits_heads(m, t)) for t in TP_CANDIDATES]
+
+
+def smallest_fitting_tp(
+    prefix: str, fits: list[int], possible: list[int], node: int
+) -> tuple[int, dict[str, int]]:
+    """The tp chosen from ``fits`` (1/0 for each of TP_CANDIDATES, the node and the
+    heads already tested): the smallest that fits, else the largest within ``node``
+    that splits the heads (``possible``; tp 1 always does); with the running keys
+    ``{prefix}_first_<n>`` (smallest fitting so far, 0 before one) and
+    ``{prefix}_within_<n>`` (largest possible within the node so far) the sheets show."""
     keys: dict[str, int] = {}
     first = within = 0
-    for n, (t, fit) in enumerate(zip(TP_CANDIDATES, fits, strict=True), start=1):
+    for n, (t, fit, ok) in enumerate(zip(TP_CANDIDATES, fits, possible, strict=True), start=1):
         first = first or (t if fit else 0)
-        within = t if t <= node else within
+        within = t if t <= node and ok else within
         keys[f"{prefix}_first_{n}"] = first
         keys[f"{prefix}_within_{n}"] = within
     return (first or within), keys

@@ -38,9 +38,11 @@ so the largest batch meeting the SLOs is a closed form (no search):
   monthly cost  = average replicas x t x hours per month x price.
 
 The serving TP, when not given: the smallest t = 1, 2, 4, ... up to the node
-(``gpus_per_node``; ``SERVE_TP_SLOTS`` sizes tried) whose weights, overhead and
-the KV cache of its SLO batch (at least one request) fit one GPU; when none does,
-the largest such t within the node, where the KV memory then caps the batch.
+(``gpus_per_node``; ``SERVE_TP_SLOTS`` sizes tried) that splits the heads (t divides
+the query heads, and divides the KV heads or is a multiple of them: vLLM's rule,
+params.tp_splits_heads) and whose weights, overhead and the KV cache of its SLO batch
+(at least one request) fit one GPU; when none does, the largest t within the node
+that splits the heads, where the KV memory then caps the batch.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from sheetgen.reference.request import (
     TP_CANDIDATES,
     cache_bytes,
     kv_gpu_share,
+    possible_tps,
     request,
     smallest_fitting_tp,
 )
@@ -150,20 +153,23 @@ def step_s(r: dict[str, float], batch: float) -> float:
 
 
 def choose_tp(s: Scenario, c: dict[str, float]) -> tuple[int, dict[str, float | str]]:
-    """The serving TP (given, or chosen among 1, 2, 4, ...) and the candidates' keys."""
+    """The serving TP (given, or chosen among 1, 2, 4, ... that split the heads) and the
+    candidates' keys."""
     out: dict[str, float | str] = {}
     node = s.run.gpus_per_node
     fits = []
+    possible = possible_tps(s.model)
     for n, t in enumerate(TP_CANDIDATES, start=1):
         r = replica(s, t, c)
         batch = max(1, min(r["b_tpot"], r["b_ttft"]))
-        fits.append(int(t <= node and r["room"] >= batch * r["seq_bytes"]))
+        fits.append(int(possible[n - 1] and t <= node and r["room"] >= batch * r["seq_bytes"]))
         out[f"serve_cand_tp_{n}"] = t
+        out[f"serve_cand_possible_{n}"] = possible[n - 1]
         for name in ("share", "weight_s", "kv_s", "comp_s", "ar_fixed", "ar_seq", "prefill_s"):
             out[f"serve_cand_{name}_{n}"] = r[name]
         out[f"serve_cand_batch_{n}"] = min(r["b_tpot"], r["b_ttft"])
         out[f"serve_cand_fits_{n}"] = fits[-1]
-    chosen, picked = smallest_fitting_tp("serve_cand", fits, node)
+    chosen, picked = smallest_fitting_tp("serve_cand", fits, possible, node)
     out.update(picked)
     return (s.run.serve_tp if s.run.serve_tp > 0 else chosen), out
 
@@ -184,12 +190,14 @@ def _serving(s: Scenario) -> dict[str, float | str]:
     elif out[f"serve_cand_first_{SERVE_TP_SLOTS}"]:
         note = (
             f"chosen: tp {t}, the smallest power of two up to the node "
-            f"({run.gpus_per_node}) that holds the weights and one SLO batch's KV cache"
+            f"({run.gpus_per_node}) that splits the heads and holds the weights and one "
+            "SLO batch's KV cache"
         )
     else:
         note = (
-            f"chosen: tp {t}, the largest power of two in the node ({run.gpus_per_node}); "
-            "none holds the weights and one SLO batch's KV cache, memory caps the batch"
+            f"chosen: tp {t}, the largest power of two in the node ({run.gpus_per_node}) "
+            "that splits the heads; none that does holds the weights and one SLO batch's "
+            "KV cache, memory caps the batch"
         )
     bounds = (r["b_tpot"], r["b_ttft"], r["b_kv"])
     best = min(bounds)
