@@ -57,7 +57,7 @@ TITLES = {
     "cost": "Budget per plan: GPU cost, energy, contingency (USD, log scale)",
     # The Memory sheet's stored activations (whole model, no sharding), not per GPU.
     "activations": "Activations of one micro-batch, no sharding, vs sequence length (GB, log-log)",
-    "days": "Wall-clock days vs GPUs, single phase at the plan's MFU (log-log)",
+    "days": "Wall-clock days vs GPUs at the plan's MFU; memory not checked (log-log)",
     "cumulative": "Plan {n}: cumulative spend by calendar month (USD, axis from 0)",
     "tornado": "Plan {n}: change in total cost when one driver moves by the step (USD)",
 }
