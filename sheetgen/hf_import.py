@@ -20,6 +20,10 @@ whether the head is tied).  Conventions the readers rely on, per family:
   ``use_sliding_window``): sheetgen.hf_window.
 - GPT-2 / GPT-NeoX: LayerNorm, GeLU MLP, biases everywhere (NeoX: attention
   biases follow ``attention_bias``); GPT-2 ties its head and learns positions.
+- The context the model supports (``context_limit``): ``max_position_embeddings``
+  (GPT-2: ``n_positions``); absent or null gives 0, unknown, and nothing is checked
+  (transformers' per-type default is a class default, not what the model was trained
+  for).
 """
 
 from __future__ import annotations
@@ -360,7 +364,14 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
 
     f = _Fields(doc, where)
     arch = READERS[model_type](doc, f)
-    return {**arch, **window_fields(doc, f, arch["n_layers"])}
+    return {**arch, **window_fields(doc, f, arch["n_layers"]), **context_fields(doc, f)}
+
+
+def context_fields(doc: dict[str, Any], f: _Fields) -> dict[str, int]:
+    """``context_limit``: the config's ``max_position_embeddings`` (GPT-2:
+    ``n_positions``), 0 when absent or null."""
+    key = "n_positions" if doc.get("model_type") == "gpt2" else "max_position_embeddings"
+    return {"context_limit": f.int(key, 0, 0)}
 
 
 def preset_document(

@@ -107,6 +107,7 @@ MODEL_LIMITS: dict[str, tuple[int, str]] = {
     "v_head_dim": (10**6, "head width"),
     "sliding_window": (10**8, "tokens (contexts are ~10^6)"),
     "local_layers": (10**5, "layers (GPT-3 has 96)"),
+    "context_limit": (10**8, "tokens (contexts are ~10^6)"),
     "norms_per_layer": (100, "norms per layer"),
     "params_published": (10**16, "parameters"),
 }

@@ -51,6 +51,7 @@ MODEL_INT_FIELDS = (
     "v_head_dim",
     "sliding_window",
     "local_layers",
+    "context_limit",
 )
 MODEL_FLAG_FIELDS = (
     "tied_embeddings",
@@ -112,6 +113,9 @@ class Model:
     # tokens only (0 and 0: every layer attends to the whole context).
     sliding_window: int = 0
     local_layers: int = 0
+    # The longest sequence the model was trained for, in tokens (config.json
+    # max_position_embeddings; GPT-2: n_positions); 0 = unknown, nothing is checked.
+    context_limit: int = 0
     source: str = ""
     params_published: int | None = None
 

@@ -63,6 +63,8 @@ WARNING_FLAGS = (
     "chk_mfu_typed_near",
     "chk_host_link_known",
     "chk_epochs_diminishing",
+    "chk_inf_within_context",
+    "chk_train_within_context",
 )
 # Epochs beyond which repeated data is worth little (Muennighoff et al. 2023,
 # arXiv:2305.16264: returns diminish quickly after about 4 epochs).
@@ -151,6 +153,8 @@ def checks(s: Scenario) -> dict[str, float]:
             run.offload_optimizer + run.offload_params == 0 or s.hardware.host_gb_per_s > 0
         ),
         "chk_epochs_diminishing": int(run.epochs <= EPOCHS_WARN),
+        "chk_inf_within_context": int(inf["inf_context_note"] == "OK"),
+        "chk_train_within_context": int(sch["train_context_note"] == "OK"),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

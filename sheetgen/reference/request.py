@@ -5,6 +5,9 @@ The Inference and Serving sheets both size a replica for requests of ``prompt_le
 not on the GPUs per replica (tp), so both sheets read them from here and neither
 module imports the other.
 
+  the request against the model's context: prompt + output longer than
+      ``context_limit`` (config.json max_position_embeddings; 0 = unknown, not
+      checked) runs on positions the model was not trained on (a Checks warning);
   paged KV cache: a request holds ceil(tokens / kv_block_tokens) x kv_block_tokens
       tokens of cache (Kwon et al. 2023, vLLM); a cache of c tokens holds global
       bytes per token x c + local bytes per token x min(c, window) (KV cache sheet);
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+from sheetgen.reference.inputs import num_text
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.params import qk_head_dim, tp_splits_heads, v_head_dim
 from sheetgen.run_fields import SERVE_TP_SLOTS
@@ -68,6 +72,7 @@ def request(s: Scenario) -> dict[str, float]:
     attn_flops = 2 * m.n_layers * m.n_heads * (qk_head_dim(m) + v_head_dim(m))
     return {
         "inf_request_tokens": request_tokens,
+        "inf_context_note": context_note(m, request_tokens),
         "inf_kv_tokens_per_seq": seq_kv_tokens,
         "inf_prompt_kv_tokens": prompt_kv_tokens,
         "inf_kv_bytes_per_seq": cache_bytes(kv, m.sliding_window, seq_kv_tokens),
@@ -80,6 +85,16 @@ def request(s: Scenario) -> dict[str, float]:
         "inf_swap_attended_tokens": attended(m, sw_avg_ctx),
         "inf_attn_flops_per_ctx_token": attn_flops,
     }
+
+
+def context_note(m: Model, request_tokens: int) -> str:
+    """The text "OK", or the request's length against the model's context."""
+    if 0 < m.context_limit < request_tokens:
+        return (
+            f"request of {num_text(request_tokens)} tokens beyond the model's "
+            f"{num_text(m.context_limit)} tokens"
+        )
+    return "OK"
 
 
 def possible_tps(m: Model) -> list[int]:

@@ -11,6 +11,10 @@ Playbook, 'Gradient accumulation'); with no model parallelism dp = GPUs.
 The batch limits dp: at most global batch / (sequence length x micro-batch) replicas
 get a micro-batch each (``dp_max_batch``); the batch splits when the accumulation
 steps are a whole number >= 1.
+The longest training sequence (the sequence length, or a phase's when the phase
+has tokens) beyond the model's ``context_limit`` (0 = unknown, not checked) is
+context extension (Dubey et al. 2024, section 3.4.2: Llama 3 pretrained at 8K,
+then extended to 128K): a Checks warning, since it may be intended.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import math
 
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inputs import splits_evenly
+from sheetgen.reference.inputs import num_text, splits_evenly
 from sheetgen.reference.params import params
 from sheetgen.scenario import Scenario
 from sheetgen.units import HOURS_PER_DAY, SECONDS_PER_DAY
@@ -43,6 +47,7 @@ def schedule(s: Scenario) -> dict[str, float]:
         "dp_max_batch": dp_max,
         "n_gpus_max_batch": max(1, math.floor(dp_max)) * run.tp * run.pp * run.cp,
         "batch_splits": int(splits_evenly(accum)),
+        "train_context_note": train_context_note(s),
         "steps": math.ceil(run.train_tokens / run.global_batch_tokens),
         "tokens_per_param": run.train_tokens / p["params_total"],
         "step_seconds": run.global_batch_tokens * f["flops_per_token"] / rate,
@@ -55,6 +60,18 @@ def schedule(s: Scenario) -> dict[str, float]:
         "cost_reserved_usd": gpu_hours * run.price_per_gpu_hour_reserved,
         "gpu_price_used": gpu_price_used(s),
     }
+
+
+def train_context_note(s: Scenario) -> str:
+    """The text "OK", or the longest training sequence against the model's context."""
+    run, limit = s.run, s.model.context_limit
+    longest = max([run.seq_len, *(ph.seq_len for ph in run.phases if ph.tokens > 0)])
+    if 0 < limit < longest:
+        return (
+            f"context extension beyond the model's {num_text(limit)} tokens: "
+            f"sequences of {num_text(longest)} tokens"
+        )
+    return "OK"
 
 
 def gpu_price_used(s: Scenario) -> float:
