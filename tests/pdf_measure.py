@@ -95,3 +95,18 @@ def clipped_words(pdf: Path, page: Page, dpi: int = 144) -> list[str]:
             if max(abs(p - paper) for p in inside) < INK:
                 out.append(text)
     return out
+
+
+def overlapping_words(page: Page) -> list[tuple[str, str]]:
+    """Pairs of words drawn over each other (boxes overlapping by over 1 pt across and
+    over half the lower one's height: boxes of consecutive lines overlap by about 1 pt),
+    as a text that ran out of its row over the next one is."""
+    words = sorted(page.words, key=lambda w: w[0])
+    out = []
+    for i, (_x0, y0, x1, y1, t) in enumerate(words):
+        for u0, v0, _u1, v1, s in words[i + 1 :]:
+            if u0 > x1 - 1:
+                break
+            if min(y1, v1) - max(y0, v0) > min(y1 - y0, v1 - v0) / 2:
+                out.append((t, s))
+    return out

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from pdf_measure import clipped_words, pdf_pages
+from pdf_measure import clipped_words, overlapping_words, pdf_pages
 
 from sheetgen.recalc import export_pdf
 from sheetgen.scenario_file import load_scenarios
@@ -157,9 +157,10 @@ def _shown(value: float) -> str:
 def test_presets_print_each_row_beside_its_headings_and_its_whole_sources(
     lo, tmp_path: Path
 ) -> None:
-    """Every value of every preset row prints on a line that starts with its id, on a page
-    that prints its table's heading row; every column heading prints whole; every
-    sources text prints whole, in order; no page is blank; a bounded page count."""
+    """At most MAX_PRESETS_PAGES pages, none blank, no word cut off or drawn over
+    another; every value of every preset row prints on a line that starts with its id,
+    below its table's heading row on that page; every heading prints whole, and every
+    sources text whole and in order."""
     from sheetgen.workbook.layout import TABLE_COLUMNS
     from sheetgen.workbook.presets_sheet import PRINTED_IN_SOURCES, preset_rows, source_rows
 
@@ -170,6 +171,8 @@ def test_presets_print_each_row_beside_its_headings_and_its_whole_sources(
     assert len(pages) <= MAX_PRESETS_PAGES, f"Presets prints on {len(pages)} pages"
     cut = [f"page {p.number}: {words[:8]}" for p in pages if (words := clipped_words(pdf, p))]
     assert not cut, "words cut off:\n" + "\n".join(cut)
+    over = [f"page {p.number}: {pairs[:4]}" for p in pages if (pairs := overlapping_words(p))]
+    assert not over, "text drawn over text (a row too short):\n" + "\n".join(over)
     rows = preset_rows(scenarios)
     ids = {str(values[0]) for table in rows.values() for values, _ in table}
     fields = {c for cols in TABLE_COLUMNS.values() for c in cols} | {"source", "origin"}

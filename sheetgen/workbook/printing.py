@@ -30,18 +30,25 @@ CHARS_PER_WIDTH = 1.1
 
 
 def lines_needed(text: str, width: float) -> int:
-    """Wrapped lines a text needs in a column ``width`` characters wide (word wrap)."""
+    """Wrapped lines a text needs in a column ``width`` characters wide (word wrap; a word
+    longer than a line breaks)."""
     per_line = max(1, int(width * CHARS_PER_WIDTH) - 2)
     if not text or len(text) <= per_line:  # the whole text fits one line
         return 1
     lines, used = 1, 0
-    for word in (text or "").split():
+    for word in text.split():
         need = len(word) + (1 if used else 0)
-        if used and used + need > per_line:
-            lines += 1
-            used = len(word)
-        else:
+        if used + need <= per_line:
             used += need
+            continue
+        if used:
+            lines += 1
+        # The word starts a line; one longer than a line is broken (after a hyphen, or
+        # anywhere) over as many lines as it fills.
+        more, used = divmod(len(word), per_line)
+        if not used:
+            more, used = more - 1, per_line
+        lines += more
     return lines
 
 
