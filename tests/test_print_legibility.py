@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from pdf_measure import pdf_pages
+from pdf_measure import clipped_words, overlapping_words, pdf_pages
 
 from sheetgen.recalc import export_pdf
 from sheetgen.scenario_file import load_scenarios
@@ -129,3 +129,100 @@ def test_each_block_of_numbers_is_followed_by_its_explanations(lo, tmp_path: Pat
     # The first row of the sheet is on both pages: its number, then its explanation.
     assert "GPUs the layout uses" in first and "GPUs the layout uses" in second
     assert "formula in words" not in third, third[:300]
+
+
+# The Presets sheet printed on 90 pages: rows taller than a page (the H100's row never
+# printed), table pages without their headings, recipe names cut, blank pages. It prints
+# on 19 today; the rest is room for sources that grow.
+MAX_PRESETS_PAGES = 24
+
+
+def _lines(page) -> list[list[tuple[float, float, float, float, str]]]:
+    """The page's words in lines (a word within 1 pt of a line's top joins it), top to
+    bottom, each line left to right."""
+    lines: list[list] = []
+    for word in sorted(page.words, key=lambda w: (w[1], w[0])):
+        if lines and abs(lines[-1][0][1] - word[1]) <= 1:
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    return [sorted(line, key=lambda w: w[0]) for line in lines]
+
+
+def _shown(value: float) -> str:
+    """A number as the Presets format #,##0.### shows it."""
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+@pytest.mark.libreoffice
+def test_presets_print_each_row_beside_its_headings_and_its_whole_sources(
+    lo, tmp_path: Path
+) -> None:
+    """At most MAX_PRESETS_PAGES pages, none blank, no word cut off or drawn over
+    another; every value of every preset row prints on a line that starts with its id,
+    below its table's heading row on that page; every heading prints whole, and every
+    sources text whole and in order."""
+    from sheetgen.workbook.layout import TABLE_COLUMNS
+    from sheetgen.workbook.presets_sheet import PRINTED_IN_SOURCES, preset_rows, source_rows
+
+    scenarios = _defaults()
+    book = write_workbook(scenarios, tmp_path / "plan.xlsx")
+    pdf = export_pdf(book, tmp_path / "presets.pdf", ["Presets"], timeout=300)
+    pages = pdf_pages(pdf)
+    assert len(pages) <= MAX_PRESETS_PAGES, f"Presets prints on {len(pages)} pages"
+    cut = [f"page {p.number}: {words[:8]}" for p in pages if (words := clipped_words(pdf, p))]
+    assert not cut, "words cut off:\n" + "\n".join(cut)
+    over = [f"page {p.number}: {pairs[:4]}" for p in pages if (pairs := overlapping_words(p))]
+    assert not over, "text drawn over text (a row too short):\n" + "\n".join(over)
+    rows = preset_rows(scenarios)
+    ids = {str(values[0]) for table in rows.values() for values, _ in table}
+    fields = {c for cols in TABLE_COLUMNS.values() for c in cols} | {"source", "origin"}
+
+    def row_id(line) -> str | None:  # the id a line starts with (wrapped after a hyphen)
+        first = line[0][4]
+        if first in ids:
+            return first
+        found = [i for i in ids if first.endswith("-") and i.startswith(first)]
+        return found[0] if len(found) == 1 else None
+
+    printed: dict[str, set[str]] = {}  # id -> the words of its table lines
+    text_x = min(
+        line[2][0]
+        for p in pages
+        for line in _lines(p)
+        if len(line) >= 3
+        and [w[4] for w in line[:2]] in (["model", "field"], ["accelerator", "field"])
+    )
+    body_text = []
+    for page in pages:
+        body = _lines(page)[1:-1]  # the page header and footer lines left out
+        assert any(len(line) >= 2 for line in body), f"page {page.number} is blank"
+        headings = [line[0][1] for line in body if line[0][4] == "id"]
+        for k, line in enumerate(body):
+            rid = row_id(line)
+            if rid is None or (len(line) > 1 and line[1][4].rstrip(",") in fields):
+                continue  # not a table line (a sources line names its field second)
+            if k and body[k - 1][0][4].endswith("-") and body[k - 1][0][4] + rid in ids:
+                continue  # the end of an id wrapped after a hyphen
+            assert headings and min(headings) < line[0][1], (
+                f"page {page.number}: {rid}'s values print without their headings"
+            )
+            printed.setdefault(rid, set()).update(w[4] for w in line)
+        body_text += [w[4] for line in body for w in line if w[0] >= text_x - 1]
+    words = {w[4] for p in pages for w in p.words}
+    missing = sorted(c for cols in TABLE_COLUMNS.values() for c in cols if c not in words)
+    assert not missing, f"headings not printed whole: {missing}"
+    for table, data in rows.items():
+        cols = TABLE_COLUMNS[table]
+        for values, _ in data:
+            rid = str(values[0])
+            for col, v in zip(cols[2:], values[2:], strict=True):
+                if v is None or col in PRINTED_IN_SOURCES.get(table, ()):
+                    continue
+                shown = v if isinstance(v, str) else _shown(v)
+                assert shown in printed.get(rid, set()), f"{table} {rid}: {col} {shown} not printed"
+    joined = "".join(body_text)
+    for table, block in source_rows(rows).items():
+        for entry in block:
+            text = "".join(entry.text.split())
+            assert text in joined, f"{table} {entry.ids} {entry.field}: {entry.text[:60]!r}..."

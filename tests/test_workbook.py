@@ -324,3 +324,34 @@ def test_defined_names_point_at_headline_keys(matrix) -> None:
             assert wb[sheet][cell.replace("$", "")].value.startswith("=")
             row = wb[sheet][cell.replace("$", "")].row
             assert wb[sheet].cell(row=row, column=1).value == key
+
+
+def test_presets_tables_read_back_where_the_lookups_look_and_print_a_page_down() -> None:
+    """The Presets tables end where the lookups' ranges end, their empty custom rows
+    included (readers take a table's rows up to a blank row), each with a sources block
+    below; no row is taller than a page, and each table with its title (the first, the
+    sheet's title too) fits one page down, so its heading row prints above every row."""
+    from sheetgen.scenario_file import default_scenario_path
+    from sheetgen.workbook.builder import build
+    from sheetgen.workbook.layout import plan_layout
+    from sheetgen.workbook.presets_sheet import (
+        PAGE_HEIGHT_PT,
+        preset_rows,
+        rows_height,
+        source_rows,
+    )
+    from sheetgen.workbook_read import table_blocks, used_cells
+
+    scenarios = load_scenarios(default_scenario_path())
+    ws = build(scenarios)[0]["Presets"]
+    rows = preset_rows(scenarios)
+    n_rows = {t: len(r) for t, r in rows.items()}
+    n_sources = {t: len(b) for t, b in source_rows(rows).items()}
+    layout = plan_layout(load_templates(), len(scenarios), n_rows, n_sources)
+    read = {b.name: (b.header_row + 1, b.last_row) for b in table_blocks(used_cells(ws))}
+    assert read == layout.tables
+    assert set(layout.sources) == set(layout.tables)
+    tallest = max(d.height or 0 for d in ws.row_dimensions.values())
+    assert tallest <= PAGE_HEIGHT_PT
+    for k, (first, last) in enumerate(layout.tables.values()):
+        assert rows_height(ws, 1 if k == 0 else first - 2, last) <= PAGE_HEIGHT_PT

@@ -28,7 +28,12 @@ from sheetgen.workbook.layout import (
     list_name,
     plan_layout,
 )
-from sheetgen.workbook.presets_sheet import preset_rows, with_hardware_table, write_presets_sheet
+from sheetgen.workbook.presets_sheet import (
+    preset_rows,
+    source_rows,
+    with_hardware_table,
+    write_presets_sheet,
+)
 from sheetgen.workbook.styles import TITLE_LOOK, _style_header
 from sheetgen.workbook.templates import TABLE_RE, Row, SheetTemplate
 
@@ -323,7 +328,8 @@ def build(
     table_rows = preset_rows(scenarios)
     scenarios = with_hardware_table(scenarios)
     n_presets = {t: len(r) for t, r in table_rows.items()}
-    layout = plan_layout(templates, len(scenarios), n_presets)
+    n_sources = {t: len(r) for t, r in source_rows(table_rows).items()}
+    layout = plan_layout(templates, len(scenarios), n_presets, n_sources)
     check_scenario_count(len(scenarios), "scenarios")
     reference = [compute(s) for s in scenarios]
     for s, result in zip(scenarios, reference, strict=True):
@@ -334,7 +340,7 @@ def build(
     for t in templates:
         write_sheet(wb, t, scenarios, layout, reference, cached)
         if t.sheet == "Inputs":
-            write_presets_sheet(wb, layout, table_rows)
+            write_presets_sheet(wb, layout, table_rows, cached)
     _define_list_names(wb, templates, layout)
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     summary_at = wb.sheetnames.index("Summary")

@@ -8,8 +8,9 @@ Layout of every templated sheet (DESIGN.md house style):
     row 5+ one row per key (section headings have no key)
 
 The Presets sheet stacks its lookup tables (``TABLE_COLUMNS``, in that order)
-vertically.  ``Layout`` maps every key to its sheet and row and every table to
-its rows (the grid itself, re-exported here: ``sheetgen.workbook.grid``); a
+vertically, each followed by the block that prints its sources
+(``Layout.sources``).  ``Layout`` maps every key to its sheet and row and every
+table to its rows (the grid itself, re-exported here: ``sheetgen.workbook.grid``); a
 formula refers to other rows by key, and ``translate`` turns
 ``{key}`` into the cell of the same scenario column (on whatever sheet the key
 lives), and ``[table.column]`` into an absolute range of a Presets lookup table.
@@ -78,6 +79,8 @@ class Layout:
     # very check: summing it would be a circular reference) to its last row
     sheet_rows: dict[str, tuple[int, int]] = field(default_factory=dict)
     tables: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> first, last row
+    # table -> first, last row of the sources block below it (title and header above first)
+    sources: dict[str, tuple[int, int]] = field(default_factory=dict)
     # sheet -> key -> row of every keyed row on that sheet, mirrors included (for charts)
     sheet_keys: dict[str, dict[str, int]] = field(default_factory=dict)
     _row_formulas: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
@@ -145,7 +148,14 @@ class Layout:
         return "=" + out
 
 
-def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_presets: dict) -> Layout:
+def plan_layout(
+    templates: tuple[SheetTemplate, ...],
+    n_scenarios: int,
+    n_presets: dict,
+    n_sources: dict | None = None,
+) -> Layout:
+    """Where every key and table goes.  ``n_presets``: rows per Presets table;
+    ``n_sources``: rows of the sources block below each table (none when absent)."""
     layout = Layout(n_scenarios=n_scenarios)
     for t in templates:
         row = FIRST_ROW
@@ -159,7 +169,8 @@ def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_preset
                 first = row + 1  # see sheet_rows
             row += 1
         layout.sheet_rows[t.sheet] = (first, row - 1)
-    # Presets: tables stacked vertically, each: title row, header row, data rows, blank row.
+    # Presets: tables stacked vertically, each: title row, header row, data rows, blank
+    # row, then its sources block: title row, header row, source rows, blank row.
     from sheetgen.run_fields import HARDWARE_SLOTS
 
     row = 4
@@ -170,6 +181,10 @@ def plan_layout(templates: tuple[SheetTemplate, ...], n_scenarios: int, n_preset
         last = first + max(count, n_presets[table]) + CUSTOM_ROWS.get(table, 0) - 1
         layout.tables[table] = (first, last)
         row = last + 2
+        n = (n_sources or {}).get(table, 0)
+        if n:
+            layout.sources[table] = (row + 2, row + 1 + n)
+            row += n + 3
     return layout
 
 

@@ -30,26 +30,51 @@ CHARS_PER_WIDTH = 1.1
 
 
 def lines_needed(text: str, width: float) -> int:
-    """Wrapped lines a text needs in a column ``width`` characters wide (word wrap)."""
+    """Wrapped lines a text needs in a column ``width`` characters wide (word wrap; a word
+    longer than a line breaks)."""
     per_line = max(1, int(width * CHARS_PER_WIDTH) - 2)
     if not text or len(text) <= per_line:  # the whole text fits one line
         return 1
     lines, used = 1, 0
-    for word in (text or "").split():
+    for word in text.split():
         need = len(word) + (1 if used else 0)
-        if used and used + need > per_line:
-            lines += 1
-            used = len(word)
-        else:
+        if used + need <= per_line:
             used += need
+            continue
+        if used:
+            lines += 1
+        # The word starts a line; one longer than a line is broken (after a hyphen, or
+        # anywhere) over as many lines as it fills.
+        more, used = divmod(len(word), per_line)
+        if not used:
+            more, used = more - 1, per_line
+        lines += more
     return lines
 
 
-def fit_row(ws: Any, row: int, texts: Sequence[tuple[str, float]]) -> None:
-    """Size ``row`` for the tallest of its wrapped texts ((text, column width) pairs)."""
-    lines = max((lines_needed(t, w) for t, w in texts if t), default=1)
+def split_text(text: str, width: float, max_lines: int, size: float = 11) -> list[str]:
+    """``text`` in parts of at most ``max_lines`` wrapped lines each in a column ``width``
+    wide, in ``size`` pt type (split between words), so that no row outgrows a page."""
+    width *= 11 / size
+    if lines_needed(text, width) <= max_lines:
+        return [text]
+    parts: list[str] = []
+    words: list[str] = []
+    for word in text.split():
+        if words and lines_needed(" ".join([*words, word]), width) > max_lines:
+            parts.append(" ".join(words))
+            words = []
+        words.append(word)
+    return [*parts, " ".join(words)] if words else parts
+
+
+def fit_row(ws: Any, row: int, texts: Sequence[tuple[str, float]], size: float = 11) -> None:
+    """Size ``row`` for the tallest of its wrapped texts ((text, column width) pairs) in
+    ``size`` pt type (smaller type fits more characters on a line and lines closer)."""
+    scale = 11 / size
+    lines = max((lines_needed(t, w * scale) for t, w in texts if t), default=1)
     if lines > 1:
-        ws.row_dimensions[row].height = LINE_HEIGHT_PT * lines
+        ws.row_dimensions[row].height = LINE_HEIGHT_PT / scale * lines
 
 
 def page_setup(
