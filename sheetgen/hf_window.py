@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sheetgen.errors import SheetgenError, short
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sheetgen.hf_import import _Fields
+    from sheetgen.hf_architectures import _Fields
 
 # How many of L layers each family windows when the config lists no layer_types.
 ALL_LAYERS = ("mistral", "mixtral", "phi3")
