@@ -36,6 +36,7 @@ from typing import Any
 
 from sheetgen.errors import SheetgenError
 from sheetgen.formula_compare import same_formula
+from sheetgen.reference.checks import VERDICT_TESTS
 
 PROBLEM_KINDS = (
     "missing sheet",
@@ -490,12 +491,19 @@ def render_report(report: Report, fmt: str) -> str:
     return "\n".join(lines)
 
 
+# The verdict and its two tests: a 0 is a plan that cannot run as entered (reported
+# beside the warnings, as neither is a fault of the file).
+VERDICT_KEYS = frozenset({"plan_ok", *VERDICT_TESTS})
+
+
 def finding_line(f: Finding) -> str:
     """One finding in words: level and kind, the check or key and its sheet, the
     scenario, the numbers, and why."""
     level = "FAIL" if f.is_problem else "WARN"
     if f.kind in ("warning", "check failed"):
         kind = "warning" if f.kind == "warning" else "error check failed"
+        if f.kind == "warning" and f.key in VERDICT_KEYS:  # not OK, yet not tampering
+            kind = "plan not OK"
         scen = f", scenario {f.scenario!r}" if f.scenario else ""
         return f"{level} {kind}: {f.key} on {f.sheet}{scen} is 0 (1 = pass), {f.detail}"
     what = f"{f.sheet} {f.key}".strip()  # other findings: "Schedule train_days [name]"
