@@ -22,7 +22,12 @@ from sheetgen.workbook.templates import load_templates
 
 SEVEN_B = nominal_model(7 * 10**9)
 INFERENCE_KEYS = [r.key for t in load_templates() if t.sheet == "Inference" for r in t.keyed_rows]
-TEXT_KEYS = {"inf_tp_note"}  # the one row in words
+# The rows in words (the tp note, the context note): text, every other row a number.
+TEXT_KEYS = {
+    r.key for t in load_templates() if t.sheet == "Inference" for r in t.keyed_rows
+    if r.fmt == "text"
+}  # fmt: skip
+assert {"inf_tp_note", "inf_context_note"} <= TEXT_KEYS
 
 # ---------------------------------------------------------------------------
 # Seed 003: weights by format, 2N per token, the KV-cache progression
