@@ -134,8 +134,9 @@ def file_layout(wb: Any, n_scenarios: int):
         mirrored = [row for key, row in sl.rows.items() if (ws.title, key) in mirrors]
         layout.sheet_rows[ws.title] = (max([sl.header_row, *mirrored]) + 1, last)
         for key, row in sl.rows.items():
-            # A key's home is where the template computes it, not a sheet that mirrors it.
-            if ws.title != "Summary" and (ws.title, key) not in mirrors:
+            # A key's home is where the template computes it, not a sheet that mirrors it
+            # (every Summary row is a mirror).
+            if (ws.title, key) not in mirrors:
                 layout.cells.setdefault(key, (ws.title, row))
     if "Presets" in wb.sheetnames:
         for block in table_blocks(grids["Presets"]):
