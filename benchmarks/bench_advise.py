@@ -8,8 +8,8 @@ included), those evaluated with the reference engine, the seconds and both rates
 
 from __future__ import annotations
 
-from sheetgen.advise import REJECT_BATCH, REJECT_DIVISIBILITY, Goal, search
-from sheetgen.scenario_file import scenario_from_dict
+from sheetgen.planning.advise import REJECT_BATCH, REJECT_DIVISIBILITY, Goal, search
+from sheetgen.scenarios.files import scenario_from_dict
 
 CASES = [
     ("llama3-70b, 64 x H100", {"model": "llama3-70b", "n_gpus": 64}, Goal(gpus=64)),

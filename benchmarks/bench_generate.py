@@ -36,8 +36,8 @@ from pathlib import Path
 
 import yaml
 
-from sheetgen import presets
-from sheetgen.scenario_file import default_scenario_path, scenario_from_dict
+from sheetgen.catalog import presets
+from sheetgen.scenarios.files import default_scenario_path, scenario_from_dict
 from sheetgen.workbook import write_workbook
 
 HERE = Path(__file__).resolve().parent
@@ -114,7 +114,15 @@ def cell_dump(workbook: Path, target: Path) -> int:
 
 def against_floor(name: str, spec: Path, tmp: Path, repeat: int) -> None:
     out = tmp / f"{spec.stem}.xlsx"
-    generate = [sys.executable, "-m", "sheetgen.cli", "generate", str(spec), "-o", str(out)]
+    generate = [
+        sys.executable,
+        "-m",
+        "sheetgen.cli.commands",
+        "generate",
+        str(spec),
+        "-o",
+        str(out),
+    ]
     subprocess.run([*generate, "--force"], check=True, stdout=subprocess.DEVNULL, env=CHILD_ENV)
     dump = tmp / f"{spec.stem}.cells.json"
     n_cells = cell_dump(out, dump)
@@ -146,10 +154,12 @@ def main() -> None:
         tmp = Path(tmp_name)
         CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-        run_child([sys.executable, "-m", "sheetgen.cli", "--help"])  # warm-up
+        run_child([sys.executable, "-m", "sheetgen.cli.commands", "--help"])  # warm-up
         spec100 = tmp / "hundred.yaml"
         spec100.write_text(yaml.safe_dump({"scenarios": scenario_items(100)}, sort_keys=False))
-        helps = [run_child([sys.executable, "-m", "sheetgen.cli", "--help"]) for _ in range(5)]
+        helps = [
+            run_child([sys.executable, "-m", "sheetgen.cli.commands", "--help"]) for _ in range(5)
+        ]
         print(
             f"sheetgen --help: {statistics.median(w for _, w in helps):.3f} s wall, "
             f"{statistics.median(c for c, _ in helps):.3f} s CPU (median of 5; target < 0.3 s)\n"
@@ -170,7 +180,7 @@ def main() -> None:
             print(f"{f'write_workbook, {n} scenarios':<44}{med:>10.3f}{best:>10.3f}")
         if args.no_engines:
             return
-        from sheetgen.recalc import engine_available, recalculate
+        from sheetgen.checking.recalc import engine_available, recalculate
 
         for engine in ("pycel", "gnumeric", "libreoffice", "formulas"):
             if not engine_available(engine):

@@ -23,11 +23,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.readback.opening import open_sheets, open_workbook
+from sheetgen.readback.reading import REQUIRED_SHEETS
+from sheetgen.readback.scenarios import scenario_results
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
-from sheetgen.workbook_open import open_sheets, open_workbook
-from sheetgen.workbook_read import REQUIRED_SHEETS
-from sheetgen.workbook_scenarios import scenario_results
 
 
 def _timed(fn, *args, **kwargs) -> float:

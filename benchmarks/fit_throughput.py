@@ -1,7 +1,7 @@
 """Fit the step-time model's free parameters on the ``fit`` rows of presets/benchmarks/.
 
 Prints the fitted values (to be written into presets/hardware/*.yaml and the run
-defaults of sheetgen/run_fields.py by hand, with this script named as their
+defaults of sheetgen/scenarios/run_fields.py by hand, with this script named as their
 source) and the error on the fit and check rows.  Coordinate descent on the
 median |error| of the fit rows plus a penalty on their worst error.
 
@@ -14,8 +14,8 @@ import random
 import statistics
 from dataclasses import replace
 
-from sheetgen import benchmarks as B
-from sheetgen import presets
+from sheetgen.calibration import benchmarks as B
+from sheetgen.catalog import presets
 
 HW_PARAMS = {
     "a100-80gb": ("gemm_eff_bf16",),
@@ -81,7 +81,7 @@ def descend(params: dict[str, float], fit: list[B.Benchmark]) -> tuple[float, di
 
 def shipped_params() -> dict[str, float]:
     """The free parameters as shipped (hardware presets and run defaults)."""
-    from sheetgen.run_fields import RUN_DEFAULTS
+    from sheetgen.scenarios.run_fields import RUN_DEFAULTS
 
     hws = presets.hardware()
     params: dict[str, float] = {}

@@ -35,7 +35,7 @@ from bench_generate import scenarios  # noqa: E402
 
 from sheetgen.engines import pycel_fast  # noqa: E402
 from sheetgen.engines.inprocess import recalc_pycel  # noqa: E402
-from sheetgen.scenario_file import default_scenario_path, load_scenarios  # noqa: E402
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios  # noqa: E402
 from sheetgen.workbook import write_workbook  # noqa: E402
 
 

@@ -3,7 +3,7 @@
 Decimal prefixes throughout, as vendors quote them: GB of memory, TB/s of
 bandwidth and TFLOP/s of compute are powers of 1000 (the workbook's ``*10^9`` and
 ``*10^12`` are the same factors).  Binary sizes (GiB) appear only in the count
-suffixes people type (``4Mi``), which ``sheetgen.scenario_parse`` reads.
+suffixes people type (``4Mi``), which ``sheetgen.scenarios.parse`` reads.
 
 Every module that needs one of these imports it from here.
 """

@@ -7,7 +7,7 @@ import os
 import pytest
 from hypothesis import settings
 
-from sheetgen.recalc import gnumeric_available, libreoffice_available
+from sheetgen.checking.recalc import gnumeric_available, libreoffice_available
 
 
 def _click_runner_as_8_2() -> None:

@@ -61,7 +61,7 @@ def build_matrix(folder, items: list[dict], stem: str):
     import yaml
 
     from sheetgen.reference import compute
-    from sheetgen.scenario_file import load_scenarios
+    from sheetgen.scenarios.files import load_scenarios
     from sheetgen.workbook import write_workbook
 
     spec = folder / f"{stem}.yaml"
@@ -75,7 +75,7 @@ def libreoffice_values(path):
     """LibreOffice-recalculated values of ``path``; skips (or fails in CI) without LibreOffice."""
     from conftest import require_libreoffice
 
-    from sheetgen.recalc import values_libreoffice
+    from sheetgen.checking.recalc import values_libreoffice
 
     require_libreoffice()
     return values_libreoffice(path, timeout=240)
@@ -85,7 +85,7 @@ def gnumeric_values(path):
     """Gnumeric-recalculated values of ``path``; skips (or fails in CI) without ssconvert."""
     from conftest import require_gnumeric
 
-    from sheetgen.recalc import values_gnumeric
+    from sheetgen.checking.recalc import values_gnumeric
 
     require_gnumeric()
     return values_gnumeric(path, timeout=240)
@@ -95,7 +95,7 @@ def calc(name: str, **settings: Any) -> dict[str, Any]:
     """Every reference key of one scenario (hardware defaults to h100-sxm);
     ``_scenario`` names the scenario in assertion messages."""
     from sheetgen.reference import compute
-    from sheetgen.scenario_file import scenario_from_dict
+    from sheetgen.scenarios.files import scenario_from_dict
 
     settings.setdefault("hardware", "h100-sxm")
     r = dict(compute(scenario_from_dict({"name": name, **settings})))

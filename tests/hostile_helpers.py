@@ -8,7 +8,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
 
 BASE = ["--model", "llama3-8b", "--hardware", "h100-sxm"]
 MAX_LINE = 300

@@ -17,12 +17,12 @@ import yaml
 from click.testing import CliRunner
 from helpers import build_matrix, libreoffice_values, mismatches, same
 
-from sheetgen.advise import Goal, _with_layout, layouts, search, usable_plan
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
+from sheetgen.planning.advise import Goal, _with_layout, layouts, search, usable_plan
 from sheetgen.reference import compute
-from sheetgen.run_fields import RUN_DEFAULTS
-from sheetgen.scenario import Run
-from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.run_fields import RUN_DEFAULTS
+from sheetgen.scenarios.scenario import Run
 
 BASE = {"model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "2T"}
 # Layouts a planner would try by hand for Llama 3 70B on 64 H100s (Megatron-style).
@@ -99,8 +99,8 @@ def test_the_reasons_and_the_summary_read_as_a_person_would_write_them() -> None
     "on 64 GPUs" and, for several accelerators, "GPUs of each of N accelerators"."""
     from dataclasses import replace as swap
 
-    from sheetgen.advise_why import WHY_MATERIAL, why_better
-    from sheetgen.tables import advise_summary
+    from sheetgen.cli.tables import advise_summary
+    from sheetgen.planning.why import WHY_MATERIAL, why_better
 
     base = scenario_from_dict(BASE)
     result = search(base, Goal(gpus=64), top=8)
@@ -232,9 +232,9 @@ ADVISE = ("advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--tokens"
 def test_goal_flags_refuse_what_no_search_can_use(args: list[str], expect: str, monkeypatch):
     """Non-finite goals, a --max-gpus past --gpus' own limit and a --top no one reads (10^11
     once ran for minutes in 1.3 GB) end in one line before any search starts."""
-    import sheetgen.advise
+    import sheetgen.planning.advise
 
-    monkeypatch.setattr(sheetgen.advise, "search", lambda *a, **k: pytest.fail("searched"))
+    monkeypatch.setattr(sheetgen.planning.advise, "search", lambda *a, **k: pytest.fail("searched"))
     result = CliRunner().invoke(main, [*ADVISE, *args])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
@@ -256,7 +256,7 @@ def test_goal_flags_refuse_what_no_search_can_use(args: list[str], expect: str, 
 def test_goal_flags_read_as_other_flags(args, deadline, budget, max_gpus, top, monkeypatch):
     """--budget takes K, M, B, T and thousands commas as --tokens does; --max-gpus counts
     as --gpus does (2K, 10000000, its limit)."""
-    import sheetgen.advise
+    import sheetgen.planning.advise
 
     seen: list = []
 
@@ -264,7 +264,7 @@ def test_goal_flags_read_as_other_flags(args, deadline, budget, max_gpus, top, m
         seen.append((goal, top))
         raise SystemExit(0)
 
-    monkeypatch.setattr(sheetgen.advise, "search", fake_search)
+    monkeypatch.setattr(sheetgen.planning.advise, "search", fake_search)
     result = CliRunner().invoke(main, [*ADVISE, *args])
     assert result.exit_code == 0, result.output
     ((goal, shown),) = seen
@@ -299,7 +299,7 @@ def test_write_never_loses_a_file(tmp_path: Path) -> None:
 
 
 def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
-    from sheetgen import cli_plans as cli
+    from sheetgen.cli import plans as cli
 
     clock = iter([0.0, 0.5, 1.5, 1.6, 2.0, 2.1])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
@@ -318,7 +318,7 @@ def test_progress_bar_after_a_second(monkeypatch, capsys) -> None:
 
 def test_no_progress_bar_off_a_terminal(monkeypatch, capsys) -> None:
     """Piped or logged, a long search prints no bar: only the result and its errors."""
-    from sheetgen import cli_plans as cli
+    from sheetgen.cli import plans as cli
 
     clock = iter([0.0, 5.0, 9.0])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
@@ -377,7 +377,7 @@ def why_searches() -> dict[str, object]:
 
 
 def _why(result, i: int) -> str:
-    from sheetgen.advise_why import why_better
+    from sheetgen.planning.why import why_better
 
     return why_better(result.plans[i], result.plans[i + 1], result.goal)
 
@@ -388,7 +388,7 @@ def test_each_reason_agrees_with_the_numbers_beside_it(case: str, why_searches) 
     model's resolution (WHY_MATERIAL, 0.5%); a term named as a gain is one where the plan
     above is faster ("though" introduces what it gives up); a tie says so and names the
     rule that ordered the two plans."""
-    from sheetgen.advise_why import WHY_MATERIAL, step_parts
+    from sheetgen.planning.why import WHY_MATERIAL, step_parts
 
     result = why_searches[case]
     plans = result.plans
@@ -451,7 +451,7 @@ def test_the_reviewers_pairs_read_as_ties_or_name_the_faster_term(why_searches) 
 
 
 def test_step_parts_add_up_to_the_step(why_searches) -> None:
-    from sheetgen.advise_why import step_parts
+    from sheetgen.planning.why import step_parts
 
     for result in why_searches.values():
         for plan in result.plans:
@@ -462,7 +462,7 @@ def test_step_parts_add_up_to_the_step(why_searches) -> None:
 def test_reasons_for_ties_of_each_kind(why_searches) -> None:
     """Plans made to differ by chosen amounts: below the resolution, shown equal though
     further apart (0.03 d), and a gain bought with a material loss."""
-    from sheetgen.advise_why import why_better
+    from sheetgen.planning.why import why_better
 
     plan = why_searches["llama3-70b on 64"].plans[0]
 

@@ -15,9 +15,9 @@ import pytest
 
 from sheetgen.errors import SheetgenError
 from sheetgen.reference import compute
-from sheetgen.run_fields import PHASE_SLOTS
-from sheetgen.scenario import date_from_serial, excel_serial
-from sheetgen.scenario_file import load_scenarios, load_scenarios_text, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, load_scenarios_text, scenario_from_dict
+from sheetgen.scenarios.run_fields import PHASE_SLOTS
+from sheetgen.scenarios.scenario import date_from_serial, excel_serial
 
 PRESETS = Path(__file__).parent.parent / "presets" / "scenarios"
 PHASE_KEYS = ("steps", "flops", "days", "days_wall", "gpu_hours", "cost_usd")
@@ -86,7 +86,7 @@ def test_default_405b_plan_on_the_layout_clock_matches_the_model_card() -> None:
     Llama 3.1 model card ("Training Energy Use") reports 30.84M H100-hours for the whole
     15.6T-token run. Nothing is fitted to that figure: a plan that drifts more than 5%
     from what really happened fails here."""
-    from sheetgen.scenario_file import default_scenario_path
+    from sheetgen.scenarios.files import default_scenario_path
 
     s = next(s for s in load_scenarios(default_scenario_path()) if s.model.id == "llama3-405b")
     r = compute(s)

@@ -13,12 +13,12 @@ import yaml
 from click.testing import CliRunner
 from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mismatches
 
-from sheetgen.cli import main
-from sheetgen.recalc import recalc_pycel
+from sheetgen.checking.recalc import recalc_pycel
+from sheetgen.cli.commands import main
 from sheetgen.reference import compute
-from sheetgen.run_fields import FISCAL_YEAR_SLOTS, MFU_RANGE, MONTH_SLOTS, QUARTER_SLOTS
-from sheetgen.scenario import excel_serial
-from sheetgen.scenario_file import load_scenarios
+from sheetgen.scenarios.files import load_scenarios
+from sheetgen.scenarios.run_fields import FISCAL_YEAR_SLOTS, MFU_RANGE, MONTH_SLOTS, QUARTER_SLOTS
+from sheetgen.scenarios.scenario import excel_serial
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml")
@@ -277,7 +277,7 @@ def test_no_cell_cites_a_seed_document_and_about_lists_references(tmp_path: Path
 
     import openpyxl
 
-    from sheetgen.references import REFERENCES
+    from sheetgen.catalog.references import REFERENCES
     from sheetgen.workbook import write_workbook
 
     book = write_workbook(DEFAULTS, tmp_path / "plan.xlsx")

@@ -15,7 +15,7 @@ import openpyxl
 import pytest
 
 from sheetgen.engines import recalculate
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.charts import LEGEND_MAX_AREA
 

@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from conftest import fast_engine
 from helpers import mismatches
 
-from sheetgen.check import check_workbook
-from sheetgen.cli import main
-from sheetgen.recalc import values_libreoffice
+from sheetgen.checking.check import check_workbook
+from sheetgen.checking.recalc import values_libreoffice
+from sheetgen.cli.commands import main
+from sheetgen.readback.access import scenarios_from_workbook
 from sheetgen.reference import compute
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
-from sheetgen.workbook_io import scenarios_from_workbook
 
 ENGINES = ["libreoffice", "pycel"]
 # The engine for the tests that need one engine only (the cheapest: Gnumeric, else
@@ -129,7 +129,7 @@ def test_a_file_saved_without_results_is_one_warning(book: Path) -> None:
     assert len(unstored) == 1, report.findings
     assert re.match(r"[\d,]+ formula cells \(", unstored[0].detail), unstored[0].detail
     assert "pandas and mail previews show them blank" in unstored[0].detail
-    from sheetgen.check import render_report
+    from sheetgen.checking.check import render_report
 
     assert "WARN no stored values: " in render_report(report, "table")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sheetgen.references import REFERENCES
+from sheetgen.catalog.references import REFERENCES
 from sheetgen.workbook.templates import load_templates
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
 
 HEADLINE = [
     "params_total", "params_active", "mem_weights", "mem_grads", "mem_master", "mem_optimizer",
@@ -82,7 +82,7 @@ def test_compute_default_scenarios_table_and_csv() -> None:
     csv = run("compute", "--format", "csv")
     assert csv.output.splitlines()[0] == "scenario,key,value,unit"
     # A long text is cut in the aligned table, which says so, and whole in csv and json.
-    from sheetgen.tables import TABLE_TEXT_MAX
+    from sheetgen.cli.tables import TABLE_TEXT_MAX
 
     records = json.loads(run("compute", "--format", "json").output)
     long = next(r["value"] for r in records if isinstance(r["value"], str) and len(r["value"]) > 80)
@@ -234,13 +234,15 @@ def test_output_must_be_xlsx(tmp_path: Path) -> None:
 
 def test_help_imports_nothing_heavy() -> None:
     code = (
-        "import sys; import sheetgen.cli; "
+        "import sys; import sheetgen.cli.commands; "
         "heavy = [m for m in ('pandas', 'openpyxl', 'yaml', 'numpy') if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-    done = subprocess.run([sys.executable, "-m", "sheetgen.cli", "--help"], capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "sheetgen.cli.commands", "--help"], capture_output=True
+    )
     assert done.returncode == 0 and b"generate" in done.stdout
 
 
@@ -269,7 +271,8 @@ BAD_PRESETS = {
 def test_bad_preset_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     import shutil
 
-    from sheetgen import paths, presets
+    from sheetgen import paths
+    from sheetgen.catalog import presets
 
     rel, text, expect = BAD_PRESETS[case]
     root = tmp_path / "data"

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mismatches
 
-from sheetgen.hf_import import architecture, import_config, read_config
-from sheetgen.recalc import recalc_pycel
+from sheetgen.catalog.hf_import import architecture, import_config, read_config
+from sheetgen.checking.recalc import recalc_pycel
 from sheetgen.reference.checks import ERROR_FLAGS, WARNING_FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,7 +99,7 @@ def test_training_beyond_the_context_is_context_extension() -> None:
 
 
 def test_shipped_presets_state_their_context() -> None:
-    from sheetgen.presets import models
+    from sheetgen.catalog.presets import models
 
     for mid, model in models().items():
         assert "Context:" in model.source, mid

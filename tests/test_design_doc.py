@@ -73,7 +73,7 @@ def test_sheet_list_is_the_workbook_in_order(tmp_path):
     """The "Sheets, in order" list equals the sheets a generated workbook has."""
     import openpyxl
 
-    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook import write_workbook
 
     section = _text().split("## Sheets, in order", 1)[1]

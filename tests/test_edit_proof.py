@@ -17,9 +17,9 @@ import pytest
 import yaml
 from helpers import build_matrix, calc, expect, gnumeric_values, libreoffice_values, mismatches
 
-from sheetgen.recalc import recalc_pycel
+from sheetgen.checking.recalc import recalc_pycel
 from sheetgen.reference import compute
-from sheetgen.scenario_file import default_scenario_path, load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios, scenario_from_dict
 from sheetgen.workbook.templates import check_keys, load_templates
 
 DEFAULT_ITEMS = yaml.safe_load(default_scenario_path().read_text())["scenarios"]
@@ -170,7 +170,7 @@ def test_micro_batches_follow_the_batch_unless_set() -> None:
 def test_scenario_file_dp_disagreeing_with_n_gpus_is_one_line(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     spec = tmp_path / "s.yaml"
     item = {"name": "x", "model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 16, "dp": 4}
@@ -185,7 +185,7 @@ def test_scenario_file_dp_disagreeing_with_n_gpus_is_one_line(tmp_path: Path) ->
 def test_generate_summary_line_says_why_a_plan_is_not_ok(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     out = tmp_path / "x.xlsx"
     args = ["generate", "--model", "llama3-70b", "--hardware", "h100-sxm", "--gpus", "8"]
@@ -294,9 +294,9 @@ def test_edit_gpus_tp_and_name_in_a_spreadsheet(tmp_path: Path) -> None:
     """Default workbook: 70B's GPUs x 4 and renamed, 8B's tp 1 -> 2, edited on Inputs only."""
     import openpyxl
 
-    from sheetgen.check import check_workbook
+    from sheetgen.checking.check import check_workbook
+    from sheetgen.readback.access import read_inputs
     from sheetgen.workbook import write_workbook
-    from sheetgen.workbook_io import read_inputs
 
     path = write_workbook(load_scenarios(default_scenario_path()), tmp_path / "plan.xlsx")
     wb = openpyxl.load_workbook(path)
@@ -440,8 +440,8 @@ def test_money_sheets_show_the_verdict_and_mark_a_plan_that_is_not_ok(
 
 
 def test_check_reports_a_plan_that_is_not_ok_as_a_warning(tmp_path: Path) -> None:
-    from sheetgen.check import check_workbook
-    from sheetgen.scenario_file import load_scenarios_text
+    from sheetgen.checking.check import check_workbook
+    from sheetgen.scenarios.files import load_scenarios_text
     from sheetgen.workbook import write_workbook
 
     item = {"name": "70B on 8", "model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 8}
@@ -452,7 +452,7 @@ def test_check_reports_a_plan_that_is_not_ok_as_a_warning(tmp_path: Path) -> Non
     assert not report.problems, report.problems
     warned = {(f.kind, f.key) for f in report.findings}
     assert ("warning", "plan_ok") in warned, sorted(warned)
-    from sheetgen.check import finding_line
+    from sheetgen.checking.check import finding_line
 
     plan = next(f for f in report.findings if f.key == "plan_ok")
     assert finding_line(plan).startswith("WARN plan not OK: plan_ok on Checks"), finding_line(plan)

@@ -22,7 +22,7 @@ from test_recalc import (
     tamper_cached_value,
 )
 
-from sheetgen.recalc import (
+from sheetgen.checking.recalc import (
     ENGINES,
     RecalcError,
     engine_available,
@@ -107,7 +107,7 @@ def test_gnumeric_values(gnumeric: None, tmp_path: Path, tmpdir_clean: Path) -> 
 @pytest.mark.gnumeric
 @pytest.mark.libreoffice
 def test_gnumeric_ignores_wrong_cached_values(gnumeric: None, lo: None, tmp_path: Path) -> None:
-    from sheetgen.recalc import read_values, recalc_libreoffice
+    from sheetgen.checking.recalc import read_values, recalc_libreoffice
 
     fresh = recalc_libreoffice(make_book(tmp_path / "plan.xlsx"), tmp_path / "fresh.xlsx")
     stale = tmp_path / "stale.xlsx"
@@ -152,7 +152,7 @@ def test_check_with_engine(gnumeric: None, tmp_path: Path, engine: str) -> None:
     """`check --engine gnumeric|pycel` passes an untouched default workbook."""
     from click.testing import CliRunner
 
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     book = tmp_path / "plan.xlsx"
     assert CliRunner().invoke(main, ["generate", "-o", str(book)]).exit_code == 0

@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.lint import (
     MAX_FORMULA_CHARS,

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from helpers import build_matrix, calc, expect, libreoffice_values, mismatches
 
-from sheetgen import presets
-from sheetgen.cli import main
+from sheetgen.catalog import presets
+from sheetgen.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,7 +184,7 @@ def test_bad_lora_inputs_are_one_line_exit_2(flags, field):
 
 def test_example_scenario_file_runs_ok():
     from sheetgen.reference import compute
-    from sheetgen.scenario_file import load_scenarios
+    from sheetgen.scenarios.files import load_scenarios
 
     scenarios = load_scenarios(ROOT / "presets" / "scenarios" / "finetune-qlora.yaml")
     assert {s.run.recipe for s in scenarios} >= {"lora", "qlora"}
@@ -260,7 +260,7 @@ def test_matrix_holds_lora_qlora_and_pretraining(matrix):
 
 @pytest.fixture(scope="module")
 def matrix_pycel(matrix):
-    from sheetgen.recalc import recalc_pycel
+    from sheetgen.checking.recalc import recalc_pycel
 
     return recalc_pycel(matrix[0])
 
@@ -297,9 +297,9 @@ def test_edits_on_inputs_follow_and_bad_ones_fail_the_check(tmp_path: Path):
     does; a rank of 0 or unknown targets turn chk_lora_inputs (an error) to 0."""
     import openpyxl
 
-    from sheetgen.recalc import recalc_pycel
+    from sheetgen.checking.recalc import recalc_pycel
     from sheetgen.reference import compute
-    from sheetgen.scenario_file import scenario_from_dict
+    from sheetgen.scenarios.files import scenario_from_dict
 
     base = {
         "model": "llama2-7b",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers import benchmark_script
 
-from sheetgen import benchmarks
+from sheetgen.calibration import benchmarks
 
 
 @pytest.fixture(scope="module")

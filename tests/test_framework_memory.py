@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import build_matrix, calc, expect, gnumeric_values, libreoffice_values, mismatches
 
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
 
 N_8B = 8_030_261_248  # Llama 3 8B, untied (DeepSpeed and sheetgen count the same)
 N_70B = 70_553_706_496
@@ -319,7 +319,7 @@ def test_bad_new_inputs_one_line_exit_2(extra, field):
 
 
 def test_yaml_true_false_accepted_for_offload(tmp_path):
-    from sheetgen.scenario_file import load_scenarios
+    from sheetgen.scenarios.files import load_scenarios
 
     spec = tmp_path / "s.yaml"
     spec.write_text(
@@ -331,7 +331,7 @@ def test_yaml_true_false_accepted_for_offload(tmp_path):
 
 
 def test_every_hardware_preset_sources_its_host_link():
-    from sheetgen import presets
+    from sheetgen.catalog import presets
 
     for hid, doc in presets.hardware_docs().items():
         assert "host_gb_per_s" in doc, f"{hid}: no host_gb_per_s"
@@ -411,7 +411,7 @@ def test_frameworks_libreoffice_equals_reference(frameworks, frameworks_lo, scen
 
 @pytest.fixture(scope="module")
 def frameworks_pycel(frameworks):
-    from sheetgen.recalc import recalc_pycel
+    from sheetgen.checking.recalc import recalc_pycel
 
     return recalc_pycel(frameworks[0])
 

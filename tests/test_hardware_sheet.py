@@ -11,13 +11,13 @@ import pytest
 from helpers import libreoffice_values, mismatches
 from test_team_presets import TEAM_H100  # the team preset those tests use
 
-from sheetgen import presets
-from sheetgen.recalc import recalc_pycel
+from sheetgen.catalog import presets
+from sheetgen.checking.recalc import recalc_pycel
+from sheetgen.readback.access import scenario_results
 from sheetgen.reference import compute
-from sheetgen.run_fields import HARDWARE_SLOTS
-from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.run_fields import HARDWARE_SLOTS
 from sheetgen.workbook import write_workbook
-from sheetgen.workbook_io import scenario_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILES = sorted((ROOT / "presets" / "scenarios").glob("*.yaml"))
@@ -150,7 +150,7 @@ def test_team_workbook_checks_clean_in_libreoffice_without_the_team_folder(
 ) -> None:
     """LibreOffice equals the reference on every key, and `check` needs no team folder:
     the Hardware sheet's reference reads the workbook's own Presets hardware table."""
-    from sheetgen.check import check_workbook
+    from sheetgen.checking.check import check_workbook
 
     scenarios = load_scenarios(ROOT / "presets/scenarios/default.yaml")
     scenarios.append(

@@ -11,10 +11,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from sheetgen.cli import main
+from sheetgen.catalog.hf_import import architecture, read_config
+from sheetgen.catalog.parse import make_model
+from sheetgen.cli.commands import main
 from sheetgen.errors import SheetgenError
-from sheetgen.hf_import import architecture, read_config
-from sheetgen.preset_parse import make_model
 from sheetgen.reference.params import params
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"

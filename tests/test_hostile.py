@@ -25,7 +25,7 @@ from conftest import fast_engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
 
 BASE = ["--model", "llama3-8b", "--hardware", "h100-sxm"]
 LONG = "x" * 101
@@ -323,7 +323,7 @@ def test_billion_laughs_fails_fast_and_small(tmp_path: Path) -> None:
     code = (
         "import re, sys, time\n"
         "from sheetgen.errors import SheetgenError\n"
-        "from sheetgen.scenario_file import load_scenarios\n"
+        "from sheetgen.scenarios.files import load_scenarios\n"
         "t = time.perf_counter()\n"
         "try:\n"
         f"    load_scenarios({str(path)!r})\n"
@@ -396,9 +396,9 @@ def test_any_numeric_flag_text_is_a_result_or_one_line(value: str, tmp_path: Pat
 )
 def test_any_scenario_value_is_a_scenario_or_one_line(field: str, value) -> None:
     from sheetgen.errors import SheetgenError
-    from sheetgen.limits import RUN_LIMITS
-    from sheetgen.run_fields import FIELD
-    from sheetgen.scenario_file import scenario_from_dict
+    from sheetgen.scenarios.files import scenario_from_dict
+    from sheetgen.scenarios.limits import RUN_LIMITS
+    from sheetgen.scenarios.run_fields import FIELD
 
     try:
         s = scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm", field: value})
@@ -458,7 +458,8 @@ PRESET_CASES = {
 
 @pytest.fixture
 def data_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from sheetgen import paths, presets
+    from sheetgen import paths
+    from sheetgen.catalog import presets
 
     root = tmp_path / "data"
     shutil.copytree(paths.data_root() / "presets", root / "presets")
@@ -492,12 +493,14 @@ def test_preset_id_other_than_file_name_lists(data_copy: Path, tmp_path: Path) -
 
 
 def test_every_numeric_setting_has_a_documented_range() -> None:
-    from sheetgen.limits import RUN_LIMITS
-    from sheetgen.run_fields import RUN_FIELDS
+    from sheetgen.scenarios.limits import RUN_LIMITS
+    from sheetgen.scenarios.run_fields import RUN_FIELDS
 
     numeric = [k for k, (kind, _d, _doc) in RUN_FIELDS.items() if kind not in ("choice", "date")]
     missing = [k for k in numeric if k not in RUN_LIMITS]
-    assert not missing, f"RUN_FIELDS without a range in sheetgen/limits.py RUN_LIMITS: {missing}"
+    assert not missing, (
+        f"RUN_FIELDS without a range in sheetgen/scenarios/limits.py RUN_LIMITS: {missing}"
+    )
     for key, (low, high, why) in RUN_LIMITS.items():
         assert low < high and why, key
         default = RUN_FIELDS[key][1]

@@ -12,12 +12,12 @@ import pytest
 import yaml
 from hostile_helpers import BASE, library_error, one_line
 
-from sheetgen.cli_support import FLAG_OF
+from sheetgen.cli.support import FLAG_OF
 from sheetgen.errors import SheetgenError
-from sheetgen.run_fields import RUN_FIELDS
-from sheetgen.scenario import HARDWARE_FIELDS, MODEL_INT_FIELDS
-from sheetgen.scenario_file import scenario_from_dict
-from sheetgen.scenario_parse import parse_count, parse_number
+from sheetgen.scenarios.files import scenario_from_dict
+from sheetgen.scenarios.parse import parse_count, parse_number
+from sheetgen.scenarios.run_fields import RUN_FIELDS
+from sheetgen.scenarios.scenario import HARDWARE_FIELDS, MODEL_INT_FIELDS
 
 NUMERIC_RUN = [k for k, (kind, _, _) in RUN_FIELDS.items() if kind not in ("choice", "date")]
 BAD = ["2,5", "1,5T", "10,00", "1,,000", ",100", "1,0000", "0,5"]

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from hostile_helpers import one_line
 
+from sheetgen.catalog.hf_import import POSITIVE, architecture, import_config, preset_document
 from sheetgen.errors import SheetgenError
-from sheetgen.hf_import import POSITIVE, architecture, import_config, preset_document
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"
 CONFIGS = {

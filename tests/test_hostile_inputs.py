@@ -77,7 +77,7 @@ def test_bad_preset_folders_are_one_line(flag: str, case: str, tmp_path: Path) -
 
 
 def test_oversized_text_input_is_refused(tmp_path: Path, monkeypatch) -> None:
-    from sheetgen import input_files
+    from sheetgen.scenarios import input_files
 
     monkeypatch.setattr(input_files, "MAX_TEXT_BYTES", 1000)
     big = tmp_path / "big.yaml"
@@ -136,7 +136,7 @@ def test_layers_differing_only_in_case_collide(tmp_path: Path) -> None:
 
 
 def test_custom_model_ids_differing_in_case_get_their_own_rows(tmp_path: Path) -> None:
-    from sheetgen.scenario_file import load_scenarios_text
+    from sheetgen.scenarios.files import load_scenarios_text
 
     text = (
         "scenarios:\n"

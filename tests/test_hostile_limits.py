@@ -9,9 +9,9 @@ import pytest
 import yaml
 from hostile_helpers import BASE, one_line
 
-from sheetgen.limits import HARDWARE_LOWEST, ZERO_OR_AT_LEAST
-from sheetgen.run_fields import RUN_DEFAULTS
-from sheetgen.scenario_file import scenario_from_dict
+from sheetgen.scenarios.files import scenario_from_dict
+from sheetgen.scenarios.limits import HARDWARE_LOWEST, ZERO_OR_AT_LEAST
+from sheetgen.scenarios.run_fields import RUN_DEFAULTS
 
 # --- measured calibration: 0 or at least the bound --------------------------------
 
@@ -85,7 +85,7 @@ def test_chinchilla_limits_keep_the_scaling_finite(exponents, scales, run) -> No
     import math
 
     from sheetgen.reference.scaling import scaling
-    from sheetgen.run_fields import FIELD
+    from sheetgen.scenarios.run_fields import FIELD
 
     assert (FIELD["chinchilla_alpha"].limit[0], FIELD["chinchilla_a"].limit[:2]) == (
         0.05,

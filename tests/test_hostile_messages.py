@@ -14,7 +14,7 @@ import pytest
 import yaml
 from hostile_helpers import BASE, one_line
 
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
 
 XML_ILLEGAL = {"U+FFFE": "\ufffe", "U+FFFF": "\uffff"}
 
@@ -188,7 +188,7 @@ def _soffice_tmpdirs(marker: str) -> list[str]:
 def test_libreoffice_gets_a_private_tmpdir(lo, tmp_path: Path) -> None:
     """soffice's TMPDIR is inside sheetgen's private work folder (removed with it), so
     a SIGTERM at any moment leaves none of LibreOffice's own files in $TMPDIR."""
-    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook import write_workbook
 
     plan = write_workbook(load_scenarios(default_scenario_path())[:1], tmp_path / "p.xlsx")
@@ -196,7 +196,7 @@ def test_libreoffice_gets_a_private_tmpdir(lo, tmp_path: Path) -> None:
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sheetgen.cli", "check", str(plan)],
+        [sys.executable, "-m", "sheetgen.cli.commands", "check", str(plan)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -13,9 +13,9 @@ import pytest
 from hostile_helpers import one_line
 
 from sheetgen.errors import SheetgenError
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.readback.access import read_tables, scenario_results, scenarios_from_workbook
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
-from sheetgen.workbook_io import read_tables, scenario_results, scenarios_from_workbook
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +227,7 @@ def _cells_visited(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> int:
     reader that walked a sparse sheet row by row would ask for 100,000."""
     from openpyxl.worksheet.worksheet import Worksheet
 
-    from sheetgen.workbook_open import StoredSheet
+    from sheetgen.readback.opening import StoredSheet
 
     count = [0]
 

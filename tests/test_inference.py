@@ -14,9 +14,9 @@ from helpers import build_matrix, is_error, libreoffice_values, mismatches
 from test_reference_seeds import GB, GIB, calc, expect, nominal_model
 from test_tp_heads import PHI3_SHORT, QWEN_LONG
 
-from sheetgen.recalc import recalc_pycel, values_libreoffice
+from sheetgen.checking.recalc import recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
-from sheetgen.run_fields import CHOICES
+from sheetgen.scenarios.run_fields import CHOICES
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.templates import load_templates
 
@@ -469,7 +469,7 @@ def test_cli_inference_flags() -> None:
 
     from click.testing import CliRunner
 
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     args = ["compute", "--model", "llama3-70b", "--hardware", "h100-sxm", "--format", "json"]
     result = CliRunner().invoke(
@@ -499,7 +499,7 @@ def test_cli_inference_flags() -> None:
 def test_cli_rejects_bad_inference_settings(flag, value, message) -> None:
     from click.testing import CliRunner
 
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     args = ["compute", "--model", "llama3-8b", "--hardware", "h100-sxm", flag, value]
     result = CliRunner().invoke(main, args)
@@ -513,7 +513,7 @@ def test_edited_inference_inputs_follow_in_libreoffice(lo, tmp_path) -> None:
     """Change GPUs per replica, prompt length, weight format and batch; every key follows."""
     import openpyxl
 
-    from sheetgen.scenario_file import scenario_from_dict
+    from sheetgen.scenarios.files import scenario_from_dict
 
     items = [
         {"name": "8B", "model": "llama3-8b", "hardware": "h100-sxm"},

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_workbook import matrix_items
 
-from sheetgen.scenario_file import load_scenarios_text
+from sheetgen.scenarios.files import load_scenarios_text
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.lint import lint_formula, lint_workbook, valid_defined_name
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sheetgen.check import check_workbook, render_report
-from sheetgen.cli import main
+from sheetgen.checking.check import check_workbook, render_report
+from sheetgen.cli.commands import main
 from sheetgen.reference import compute
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.wording import money, plural
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.styles import NUMBER_FORMATS

@@ -16,9 +16,9 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from sheetgen.check import check_workbook
+from sheetgen.checking.check import check_workbook
 from sheetgen.engines.libreoffice import find_soffice
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
 
 HERE = Path(__file__).resolve().parent

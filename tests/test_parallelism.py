@@ -18,7 +18,7 @@ from helpers import build_matrix, calc, expect, libreoffice_values, mismatches
 
 from sheetgen.errors import SheetgenError
 from sheetgen.reference import compute
-from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, scenario_from_dict
 
 GB = 10**9
 # The h100-sxm preset's capacity, what the driver reports (81,559 MiB = 85.52 GB), less
@@ -582,7 +582,7 @@ def test_layouts_libreoffice_equals_reference(layouts, layouts_lo, scenario):
 @pytest.fixture(scope="module")
 def layouts_inprocess(layouts):
     """The in-process engine the suite uses: pycel (formulas is tested in test_recalc)."""
-    from sheetgen.recalc import recalc_pycel
+    from sheetgen.checking.recalc import recalc_pycel
 
     return recalc_pycel(layouts[0])
 
@@ -622,7 +622,7 @@ def test_parallelism_sheet_sits_between_schedule_and_checks():
 
 
 def test_every_hardware_preset_sources_its_link_bandwidths():
-    from sheetgen import presets
+    from sheetgen.catalog import presets
 
     for hw in presets.hardware().values():
         sources = dict(hw.sources)

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import gnumeric_values, mismatches
 
-from sheetgen.cli import main
-from sheetgen.recalc import export_pdf, values_libreoffice
+from sheetgen.checking.recalc import export_pdf, values_libreoffice
+from sheetgen.cli.commands import main
 from sheetgen.reference import compute
-from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, scenario_from_dict
 from sheetgen.workbook import write_workbook
 
 ROOT = Path(__file__).parent.parent
@@ -272,7 +272,7 @@ def test_about_rows_are_sized_for_their_wrapped_text(preset_book) -> None:
     (applications do not wrap a hyperlinked cell), fits the column's width."""
     import openpyxl
 
-    from sheetgen.references import REFERENCES
+    from sheetgen.catalog.references import REFERENCES
     from sheetgen.workbook import printing
     from sheetgen.workbook.presentation import LABEL_WIDTH, TEXT_WIDTH
 
@@ -299,7 +299,7 @@ def test_about_pdf_has_no_cut_link_and_no_overprinted_text(lo, tmp_path: Path) -
     printed over each other (a wrapped citation once ran into the next row)."""
     from pdf_measure import pdf_pages as measured_pages
 
-    from sheetgen.references import REFERENCES
+    from sheetgen.catalog.references import REFERENCES
 
     book = write_workbook(load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml"),
                           tmp_path / "plan.xlsx")  # fmt: skip

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pdf_measure import clipped_words, overlapping_words, pdf_pages
 
-from sheetgen.recalc import export_pdf
-from sheetgen.scenario_file import load_scenarios
+from sheetgen.checking.recalc import export_pdf
+from sheetgen.scenarios.files import load_scenarios
 from sheetgen.workbook import write_workbook
 
 ROOT = Path(__file__).resolve().parents[1]

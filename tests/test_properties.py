@@ -15,13 +15,13 @@ from helpers import mismatches
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sheetgen import presets
-from sheetgen.preset_parse import make_model
+from sheetgen.catalog import presets
+from sheetgen.catalog.parse import make_model
 from sheetgen.reference import compute
-from sheetgen.run_fields import CHOICES
-from sheetgen.scenario import Scenario
-from sheetgen.scenario_file import unique_custom_ids
-from sheetgen.scenario_parse import make_run
+from sheetgen.scenarios.files import unique_custom_ids
+from sheetgen.scenarios.parse import make_run
+from sheetgen.scenarios.run_fields import CHOICES
+from sheetgen.scenarios.scenario import Scenario
 
 REL = 1e-9
 
@@ -189,7 +189,7 @@ def test_recomputation_trades_memory_for_flops(s: Scenario) -> None:
 )
 @given(st.lists(scenarios(), min_size=1, max_size=6))
 def test_random_workbooks_agree_with_reference_in_libreoffice(lo, tmp_path: Path, items) -> None:
-    from sheetgen.recalc import values_libreoffice
+    from sheetgen.checking.recalc import values_libreoffice
     from sheetgen.workbook import write_workbook
 
     named = unique_custom_ids([replace(s, name=f"random {i + 1}") for i, s in enumerate(items)])

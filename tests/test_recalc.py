@@ -1,4 +1,4 @@
-"""Tests for sheetgen.recalc: LibreOffice and `formulas` recalculation, layout reading.
+"""Tests for sheetgen.checking.recalc: LibreOffice and `formulas` recalculation, layout reading.
 
 Run with ``cd /work/main && PYTHONPATH=. python3 -m pytest tests/test_recalc.py``.
 Tests marked ``libreoffice`` need LibreOffice headless; they are skipped where it is
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from sheetgen.recalc import (
+from sheetgen.checking.recalc import (
     RecalcError,
     find_soffice,
     libreoffice_available,
@@ -185,7 +185,7 @@ def fake_soffice(tmp_path: Path, body: str) -> Path:
 
 def test_import_is_cheap() -> None:
     code = (
-        "import sys, sheetgen.recalc; "
+        "import sys, sheetgen.checking.recalc; "
         "heavy = [m for m in ('openpyxl', 'formulas', 'pandas', 'numpy') if m in sys.modules]; "
         "sys.exit(', '.join(heavy) or None)"
     )

@@ -19,7 +19,7 @@ import helpers
 import pytest
 from helpers import calc
 
-from sheetgen import presets
+from sheetgen.catalog import presets
 from sheetgen.reference import mfu_from_throughput
 
 GB = 10**9

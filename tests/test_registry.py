@@ -1,4 +1,4 @@
-"""The run-settings registry (sheetgen/run_fields.py FIELDS) and everything derived
+"""The run-settings registry (sheetgen/scenarios/run_fields.py FIELDS) and everything derived
 from it or written beside it must agree: the tables, the Run and Phase dataclasses,
 the sane ranges, the CLI flags, the Inputs sheet's rows and docs/run-settings.md.
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sheetgen import run_fields
-from sheetgen.run_fields import FIELD, FIELDS, KIND_TYPES, SCALAR_KINDS
+from sheetgen.scenarios import run_fields
+from sheetgen.scenarios.run_fields import FIELD, FIELDS, KIND_TYPES, SCALAR_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALARS = [f for f in FIELDS if f.kind in SCALAR_KINDS]
@@ -73,7 +73,7 @@ def test_field_declaration_is_complete(f):
 @pytest.mark.parametrize("f", [f for f in SCALARS if f.default is not None], ids=lambda f: f.key)
 def test_default_is_accepted_by_its_own_checks(f):
     """make_run with the default given explicitly keeps it (kind, range, switches)."""
-    from sheetgen.scenario_parse import make_run
+    from sheetgen.scenarios.parse import make_run
 
     value = f.default.isoformat() if isinstance(f.default, dt.date) else f.default
     run = make_run({f.key: value})
@@ -99,7 +99,7 @@ def test_derived_tables_agree_with_the_registry():
 
 
 def test_limits_table_is_the_registry():
-    from sheetgen.limits import RUN_LIMITS
+    from sheetgen.scenarios.limits import RUN_LIMITS
 
     assert RUN_LIMITS == {f.key: f.limit for f in FIELDS if f.limit is not None}
     for key in RUN_LIMITS:
@@ -107,7 +107,7 @@ def test_limits_table_is_the_registry():
 
 
 def test_run_and_phase_dataclasses_are_the_registry():
-    from sheetgen.scenario import Phase, Run
+    from sheetgen.scenarios.scenario import Phase, Run
 
     run_fields_ = fields(Run)
     assert [x.name for x in run_fields_] == [f.key for f in FIELDS]
@@ -127,14 +127,14 @@ def test_run_and_phase_dataclasses_are_the_registry():
 
 def _run_options() -> dict[str, tuple[str, ...]]:
     """key -> option names of the compute command's run-setting options."""
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     cmd = main.commands["compute"]
     return {p.name: tuple(p.opts) for p in cmd.params if p.name in FIELD}
 
 
 def test_cli_has_one_flag_per_scalar_field_with_its_help():
-    from sheetgen.cli_support import RUN_FLAGS
+    from sheetgen.cli.support import RUN_FLAGS
 
     options = _run_options()
     assert set(options) == {f.key for f in SCALARS}, "run flags vs scalar registry fields"
@@ -152,7 +152,7 @@ def test_cli_has_one_flag_per_scalar_field_with_its_help():
 @pytest.mark.parametrize("f", SCALARS, ids=lambda f: f.key)
 def test_cli_flag_sets_the_field(f):
     """Each flag name (primary and aliases) sets its field's parameter."""
-    from sheetgen.cli import main
+    from sheetgen.cli.commands import main
 
     cmd = main.commands["compute"]
     for name in (f.flag_name, *f.cli_aliases):
@@ -168,7 +168,7 @@ def _inputs_rows() -> dict[str, object]:
 
 
 def test_every_field_has_its_inputs_row_with_the_same_kind_unit_and_choices():
-    from sheetgen import presets
+    from sheetgen.catalog import presets
 
     rows = _inputs_rows()
     tables = presets.tables()
@@ -220,7 +220,7 @@ def test_every_inputs_input_row_is_a_registry_field():
 def test_run_settings_doc_is_generated_from_the_registry():
     doc = ROOT / "docs" / "run-settings.md"
     assert doc.read_text(encoding="utf-8") == run_fields.markdown(), (
-        "docs/run-settings.md is stale: python -m sheetgen.run_fields > docs/run-settings.md"
+        "docs/run-settings.md is stale: python -m sheetgen.scenarios.run_fields > docs/run-settings.md"
     )
     for f in FIELDS:
         assert f"| `{f.key}` |" in doc.read_text(encoding="utf-8"), f.key

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "tests/fixtures/hf_configs/llama3.2-1b.json")
@@ -47,7 +47,7 @@ def test_flags_meant_to_repeat_still_repeat(tmp_path: Path) -> None:
     book = tmp_path / "b.xlsx"
     assert run("generate", *RUN, "-o", str(book)).exit_code == 0
     # pdf --sheet repeats: parsing accepts it (the export itself needs LibreOffice).
-    from sheetgen.cli_once import first_repeat
+    from sheetgen.cli.once import first_repeat
 
     pdf = main.commands["pdf"]
     ctx = pdf.make_context("pdf", [str(book)], resilient_parsing=True)

@@ -1,4 +1,4 @@
-"""sheetgen.safe_write on its own: the publish rules, races between threads, cleanup."""
+"""sheetgen.output.safe_write on its own: the publish rules, races between threads, cleanup."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sheetgen import safe_write
 from sheetgen.errors import SheetgenError
+from sheetgen.output import safe_write
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -287,7 +287,7 @@ def test_a_signal_at_any_moment_leaves_no_temporary_file(
     """SIGTERM just after a temporary file is created (before the code that removes it
     could know of it), or just before the record of outputs is moved into place: the
     command unwinds (Interrupted) and no temporary file stays."""
-    from sheetgen.interrupt import Interrupted, signals_unwind
+    from sheetgen.output.interrupt import Interrupted, signals_unwind
 
     name, nth, before = moment
     # A second thread, as pytest-xdist's worker and many programs have: the kernel may

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import build_matrix, calc, libreoffice_values, mismatches
 
-from sheetgen.cli import main
-from sheetgen.recalc import recalc_pycel
+from sheetgen.checking.recalc import recalc_pycel
+from sheetgen.cli.commands import main
 from sheetgen.reference import compute
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
 
 # Hoffmann et al. 2022 (arXiv:2203.15556), section 3.3, approach 3's fitted constants.
@@ -326,7 +326,7 @@ def test_editing_epochs_in_the_workbook_moves_every_figure(data_matrix, tmp_path
 
     from openpyxl import load_workbook
 
-    from sheetgen.workbook_io import read_inputs, sheet_layout
+    from sheetgen.readback.access import read_inputs, sheet_layout
 
     path, scenarios, _reference = data_matrix
     wb = load_workbook(path)

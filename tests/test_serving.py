@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_tp_heads import PHI3_SHORT, QWEN_LONG
 
-from sheetgen.cli import main
-from sheetgen.recalc import recalc_pycel
-from sheetgen.run_fields import MONTH_SLOTS, SERVE_TP_SLOTS
+from sheetgen.checking.recalc import recalc_pycel
+from sheetgen.cli.commands import main
+from sheetgen.scenarios.run_fields import MONTH_SLOTS, SERVE_TP_SLOTS
 
 ISSUE = {
     "model": "llama3-70b",
@@ -193,7 +193,7 @@ def test_months_serving_rows() -> None:
     for n in range(1, MONTH_SLOTS + 1):
         total = r[f"month_cost_usd_{n}"] + r[f"serve_month_cost_usd_{n}"]
         assert r[f"month_total_usd_{n}"] == pytest.approx(total)
-    from sheetgen.run_fields import FISCAL_YEAR_SLOTS, QUARTER_SLOTS
+    from sheetgen.scenarios.run_fields import FISCAL_YEAR_SLOTS, QUARTER_SLOTS
 
     quarters = sum(r[f"quarter_serve_cost_usd_{k}"] for k in range(1, QUARTER_SLOTS + 1))
     years = sum(r[f"fy_serve_cost_usd_{k}"] for k in range(1, FISCAL_YEAR_SLOTS + 1))
@@ -300,7 +300,7 @@ def test_serve_keys_are_live_formulas(matrix) -> None:
 
 def test_shipped_scenarios_pycel_equals_reference(tmp_path) -> None:
     from sheetgen.reference import compute
-    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook import write_workbook
 
     scenarios = load_scenarios(default_scenario_path())
@@ -335,7 +335,7 @@ def test_gnumeric_equals_reference(matrix) -> None:
 def test_design_doc_holds_the_serving_check_table() -> None:
     from pathlib import Path
 
-    from sheetgen import serving_check
+    from sheetgen.calibration import serving_check
 
     results = [serving_check.evaluate(r) for r in serving_check.load()]
     text = (Path(__file__).resolve().parents[1] / "docs" / "DESIGN.md").read_text()
@@ -349,7 +349,7 @@ def test_design_doc_holds_the_serving_check_table() -> None:
 
 
 def test_serving_check_rows_name_their_source() -> None:
-    from sheetgen import serving_check
+    from sheetgen.calibration import serving_check
 
     runs = serving_check.load()
     assert len(runs) >= 30

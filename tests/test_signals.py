@@ -21,8 +21,8 @@ import yaml
 from click.testing import CliRunner
 from test_recalc import live_processes_mentioning
 
-from sheetgen.cli import main
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.cli.commands import main
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import write_workbook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def start(args: list[str], tmpdir: Path) -> subprocess.Popen[str]:
     # `stop`, and Python prints where it was stuck (the test then fails with it).
     env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT), PYTHONFAULTHANDLER="1")
     return subprocess.Popen(
-        [sys.executable, "-m", "sheetgen.cli", *args],
+        [sys.executable, "-m", "sheetgen.cli.commands", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

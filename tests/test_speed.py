@@ -66,7 +66,7 @@ def test_looks_equal_styles_built_per_cell() -> None:
 
 
 def _default_workbook():
-    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook.builder import build
 
     return build(load_scenarios(default_scenario_path()))[0]
@@ -106,7 +106,7 @@ def test_write_workbook_restores_the_collector(tmp_path, monkeypatch, enabled: b
     import gc
 
     from sheetgen.errors import SheetgenError
-    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook import write_workbook
 
     scenarios = load_scenarios(default_scenario_path())

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import fast_engine
 
-from sheetgen import presets
-from sheetgen.cli import main
+from sheetgen.catalog import presets
+from sheetgen.cli.commands import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"
 TEAM_H100 = """\

@@ -12,12 +12,13 @@ import yaml
 from click.testing import CliRunner
 from helpers import build_matrix, calc, libreoffice_values, mismatches
 
-from sheetgen import benchmarks, presets
-from sheetgen.cli import main
+from sheetgen.calibration import benchmarks
+from sheetgen.catalog import presets
+from sheetgen.cli.commands import main
 from sheetgen.reference import compute
-from sheetgen.run_fields import MFU_RANGE
-from sheetgen.scenario import HOPPER_KERNELS, KERNEL_FIELDS
-from sheetgen.scenario_file import load_scenarios
+from sheetgen.scenarios.files import load_scenarios
+from sheetgen.scenarios.run_fields import MFU_RANGE
+from sheetgen.scenarios.scenario import HOPPER_KERNELS, KERNEL_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = [benchmarks.evaluate(b) for b in benchmarks.load()]
@@ -558,7 +559,7 @@ def test_typed_mfu_far_from_the_prediction_is_a_warning_naming_both() -> None:
 
 
 def load_default():
-    from sheetgen.scenario_file import default_scenario_path
+    from sheetgen.scenarios.files import default_scenario_path
 
     return load_scenarios(default_scenario_path())
 
@@ -588,8 +589,8 @@ def test_impossible_layouts_end_in_one_line(flags: list[str], field: str) -> Non
 
 
 def test_deadline_picks_the_cheapest_plan_that_meets_it() -> None:
-    from sheetgen.advise import Goal, search
-    from sheetgen.cli_support import scenarios_from_args
+    from sheetgen.cli.support import scenarios_from_args
+    from sheetgen.planning.advise import Goal, search
 
     flags = {"model": "llama3-8b", "hardware": "h100-sxm", "train_tokens": "10B"}
     base = scenarios_from_args(None, flags)[0]
@@ -615,8 +616,8 @@ def test_gpus_combine_with_a_deadline() -> None:
 @pytest.fixture(scope="module")
 def advised(tmp_path_factory) -> tuple[Path, list]:
     """advise --write with a name, then the workbook generated from that file."""
-    from sheetgen.advise import Goal, search
-    from sheetgen.cli_support import scenarios_from_args
+    from sheetgen.cli.support import scenarios_from_args
+    from sheetgen.planning.advise import Goal, search
 
     folder = tmp_path_factory.mktemp("advise")
     plans = folder / "plans.yaml"
@@ -704,7 +705,7 @@ def test_libreoffice_equals_reference_on_every_key(matrix) -> None:
 
 
 def test_inprocess_engine_equals_reference_on_every_key(matrix) -> None:
-    from sheetgen.recalc import recalc_pycel
+    from sheetgen.checking.recalc import recalc_pycel
 
     path, _scenarios, expected = matrix
     bad = mismatches(recalc_pycel(path), expected)

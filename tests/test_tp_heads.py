@@ -19,13 +19,13 @@ import yaml
 from click.testing import CliRunner
 from helpers import build_matrix, calc, libreoffice_values, mismatches
 
-from sheetgen import presets
-from sheetgen.cli import main
+from sheetgen.catalog import presets
+from sheetgen.checking.recalc import recalc_pycel
+from sheetgen.cli.commands import main
 from sheetgen.errors import SheetgenError
-from sheetgen.recalc import recalc_pycel
 from sheetgen.reference import compute
-from sheetgen.run_fields import SERVE_TP_SLOTS
-from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.run_fields import SERVE_TP_SLOTS
 
 # Phi-3-medium's attention (config.json of microsoft/Phi-3-medium-4k-instruct: 40 layers,
 # hidden 5120, 40 query heads, 10 KV heads, intermediate 17920, vocabulary 32064).
@@ -234,7 +234,7 @@ def test_a_typed_impossible_tp_turns_the_workbook_verdict_red(typed_book, engine
 
 def test_reading_a_typed_impossible_tp_back_is_one_line(typed_book) -> None:
     """`inputs` and `generate --from` read the workbook as a scenario file: refused."""
-    from sheetgen.workbook_scenarios import scenarios_from_workbook
+    from sheetgen.readback.scenarios import scenarios_from_workbook
 
     path, _ = typed_book
     with pytest.raises(SheetgenError) as err:

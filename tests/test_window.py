@@ -14,9 +14,9 @@ import yaml
 from click.testing import CliRunner
 from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mismatches
 
-from sheetgen.cli import main
-from sheetgen.hf_import import architecture, read_config
-from sheetgen.recalc import recalc_pycel
+from sheetgen.catalog.hf_import import architecture, read_config
+from sheetgen.checking.recalc import recalc_pycel
+from sheetgen.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "hf_configs"
@@ -300,7 +300,7 @@ def test_bad_window_in_an_imported_config(tmp_path: Path, change: dict, expected
 def test_an_edited_window_that_does_not_fit_the_layers_fails_an_error_check(tmp_path) -> None:
     from openpyxl import load_workbook
 
-    from sheetgen.scenario_file import scenario_from_dict
+    from sheetgen.scenarios.files import scenario_from_dict
     from sheetgen.workbook import write_workbook
 
     scenario = scenario_from_dict(

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from helpers import build_matrix, gnumeric_values, is_error, libreoffice_values, mismatches
 
-from sheetgen import presets
-from sheetgen.recalc import read_values, recalc_pycel, values_libreoffice
+from sheetgen.catalog import presets
+from sheetgen.checking.recalc import read_values, recalc_pycel, values_libreoffice
 from sheetgen.reference import compute
-from sheetgen.run_fields import CHOICES
-from sheetgen.scenario_file import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.files import load_scenarios, scenario_from_dict
+from sheetgen.scenarios.run_fields import CHOICES
 from sheetgen.workbook import write_workbook
 from sheetgen.workbook.templates import key_index, load_templates
 
@@ -331,7 +331,8 @@ def test_presets_tables_read_back_where_the_lookups_look_and_print_a_page_down()
     included (readers take a table's rows up to a blank row), each with a sources block
     below; no row is taller than a page, and each table with its title (the first, the
     sheet's title too) fits one page down, so its heading row prints above every row."""
-    from sheetgen.scenario_file import default_scenario_path
+    from sheetgen.readback.reading import table_blocks, used_cells
+    from sheetgen.scenarios.files import default_scenario_path
     from sheetgen.workbook.builder import build
     from sheetgen.workbook.layout import plan_layout
     from sheetgen.workbook.presets_sheet import (
@@ -340,7 +341,6 @@ def test_presets_tables_read_back_where_the_lookups_look_and_print_a_page_down()
         rows_height,
         source_rows,
     )
-    from sheetgen.workbook_read import table_blocks, used_cells
 
     scenarios = load_scenarios(default_scenario_path())
     ws = build(scenarios)[0]["Presets"]

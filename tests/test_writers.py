@@ -27,8 +27,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from sheetgen import safe_write
-from sheetgen.cli import main
+from sheetgen.cli.commands import main
+from sheetgen.output import safe_write
 
 HERE = Path(__file__).parent
 BASE = ["--model", "llama3-8b", "--hardware", "h100-sxm"]
@@ -69,7 +69,7 @@ WRITERS = {
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workbook and a config.json the writers read (outside the folders checked)."""
-    from sheetgen.scenario_file import default_scenario_path, load_scenarios
+    from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook import write_workbook
 
     folder = tmp_path_factory.mktemp("inputs")

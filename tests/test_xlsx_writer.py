@@ -22,7 +22,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from sheetgen.scenario_file import default_scenario_path, load_scenarios
+from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 from sheetgen.workbook import xlsx_writer
 from sheetgen.workbook.builder import build
 
@@ -260,7 +260,7 @@ def test_an_interruption_inside_an_entry_is_what_save_raises(tmp_path: Path, mon
     closed file" on stderr)."""
     import signal
 
-    from sheetgen.interrupt import Interrupted
+    from sheetgen.output.interrupt import Interrupted
 
     def write_data(self) -> None:
         handle = self._archive.open("xl/partial.xml", "w")

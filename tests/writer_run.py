@@ -45,7 +45,7 @@ def install_fake_pdf() -> None:
 
 
 def install_barrier(folder: Path, parties: int) -> None:
-    from sheetgen import safe_write
+    from sheetgen.output import safe_write
 
     original = safe_write._folder_locked
 
@@ -68,7 +68,7 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
     if os.environ.get("WRITER_BARRIER"):
         install_barrier(Path(os.environ["WRITER_BARRIER"]), int(os.environ["WRITER_PARTIES"]))
-    from sheetgen.cli import main as cli
+    from sheetgen.cli.commands import main as cli
 
     cli(sys.argv[1:], prog_name="sheetgen")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from sheetgen.benchmarks import to_yaml
+from sheetgen.calibration.benchmarks import to_yaml
 
 # Llama 2 shapes (the released configs, meta-llama/Llama-2-{13b,70b}-hf config.json; the
 # 34B Llama 2 was not released: fms-fsdp's config_utils.py gives its shape, Code Llama

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from sheetgen.benchmarks import to_yaml
+from sheetgen.calibration.benchmarks import to_yaml
 
 VOCAB = 50368
 # size -> (d_model, n_layers, n_heads): scripts/train/yamls/pretrain/mpt-<size>.yaml

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from sheetgen.benchmarks import to_yaml
+from sheetgen.calibration.benchmarks import to_yaml
 
 COMMIT = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
 SRC = "benchmarks/llama3_h100_202412_torchtitan.md"

@@ -115,7 +115,7 @@ def serial(value: object) -> object:
 def open_workbook(path: Path, data_only: bool) -> Iterator[Any]:
     """openpyxl's whole workbook, its warnings silenced (``workbook_open.load_quietly``:
     e.g. "Data Validation extension is not supported"), closed when the block ends."""
-    from sheetgen.workbook_open import load_quietly
+    from sheetgen.readback.opening import load_quietly
 
     wb = load_quietly(path, data_only=data_only)
     try:

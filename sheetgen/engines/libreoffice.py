@@ -13,7 +13,7 @@ is never modified. LibreOffice writes its internal errors (``Err:502``,
 
 The profile, the copy and the output live in one temporary directory that is
 removed when the call ends, however it ends (timeout, error, SIGTERM/SIGHUP
-turned into :class:`sheetgen.interrupt.Interrupted`, Ctrl-C).
+turned into :class:`sheetgen.output.interrupt.Interrupted`, Ctrl-C).
 """
 
 from __future__ import annotations
@@ -164,12 +164,12 @@ def converted(
 
 
 def deliver(produced: Path, dst: Path) -> Path:
-    """Publish a copy of ``produced`` at ``dst`` atomically (``sheetgen.safe_write``):
+    """Publish a copy of ``produced`` at ``dst`` atomically (``sheetgen.output.safe_write``):
     a temporary file beside it, fsynced, renamed; the umask applies.
 
     An interruption leaves no partial ``dst`` and no temporary file.
     """
-    from sheetgen.safe_write import replace_with_copy
+    from sheetgen.output.safe_write import replace_with_copy
 
     return replace_with_copy(produced, Path(dst))
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sheetgen.engines.common import RecalcError, require_file
 from sheetgen.engines.libreoffice import converted, deliver
-from sheetgen.interrupt import zip_for_writing
+from sheetgen.output.interrupt import zip_for_writing
 
 # A cell no sheetgen workbook uses, inside LibreOffice's default grid (1,024 columns).
 _EMPTY_PRINT_AREA = "$AMJ$1048576"
@@ -86,7 +86,7 @@ def export_pdf(
     chosen ones print, and each prints with its own print area and page setup.
     ``src`` is never modified; ``dst`` is replaced only once the PDF is complete.
     With ``publish``, ``publish(produced PDF)`` delivers it instead (the CLI's
-    ``sheetgen.safe_write`` rules) and its result is returned.
+    ``sheetgen.output.safe_write`` rules) and its result is returned.
 
     Raises:
         FileNotFoundError: ``src`` does not exist.

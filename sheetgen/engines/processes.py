@@ -5,7 +5,7 @@ the program starts in a new session (its own process group), its output goes to
 log files, and on a timeout, an error or a normal exit alike every process of
 the group is killed, leaves first, then any process still naming the run's
 private directory (one that left the group), so that nothing outlives the call. An
-exception raised while waiting -- :class:`sheetgen.interrupt.Interrupted` from a
+exception raised while waiting -- :class:`sheetgen.output.interrupt.Interrupted` from a
 SIGTERM or SIGHUP handler, or ``KeyboardInterrupt`` -- takes the same path.
 """
 

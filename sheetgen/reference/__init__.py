@@ -28,7 +28,7 @@ from sheetgen.reference.scaling import scaling
 from sheetgen.reference.schedule import schedule
 from sheetgen.reference.serving import serving
 from sheetgen.reference.sweeps import sweeps
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 SECTIONS = {
     "inputs": inputs,

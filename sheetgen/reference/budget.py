@@ -19,7 +19,7 @@ from __future__ import annotations
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import gpu_price_used, schedule
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 WATTS_PER_KW = 1000
 

@@ -22,7 +22,7 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import gpu_price_used
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import HOURS_PER_DAY
 
 

@@ -18,7 +18,7 @@ from sheetgen.reference.params import kv_heads, params, tp_splits_heads
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule
 from sheetgen.reference.serving import serving
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 ERROR_FLAGS = (
     "chk_model_found",

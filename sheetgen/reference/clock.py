@@ -19,7 +19,7 @@ from functools import lru_cache
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import KeyValues, num_text
 from sheetgen.reference.parallelism import predicted
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 # A typed MFU further than this (relative) from the predicted one is a warning:
 # about twice the calibration's worst error on the published runs (DESIGN.md).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import GIGA
 
 

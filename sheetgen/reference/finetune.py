@@ -43,7 +43,7 @@ faster than full fine-tuning of GPT-3 175B).
 from __future__ import annotations
 
 from sheetgen.reference.params import mlp_matrices, params
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 FINETUNE_RECIPES = ("lora", "qlora")
 # The targets each lora_targets choice adapts.

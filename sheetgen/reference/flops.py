@@ -20,7 +20,7 @@ from sheetgen.reference.finetune import finetune, lora_flops
 from sheetgen.reference.kv_cache import window_layer_share, window_pair_share
 from sheetgen.reference.memory import recompute_share
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import TERA
 
 

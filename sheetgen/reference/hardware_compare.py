@@ -44,8 +44,8 @@ from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.parallelism import predicted
 from sheetgen.reference.schedule import gpu_price_used
-from sheetgen.run_fields import HARDWARE_SLOTS
-from sheetgen.scenario import Hardware, Scenario
+from sheetgen.scenarios.run_fields import HARDWARE_SLOTS
+from sheetgen.scenarios.scenario import Hardware, Scenario
 from sheetgen.units import GIGA, HOURS_PER_DAY
 
 NONE = "–"
@@ -55,7 +55,7 @@ Offer = tuple[Hardware, float, float]  # accelerator, on-demand and reserved pri
 
 def presets_catalog() -> tuple[Offer, ...]:
     """The hardware presets (shipped, then team layers) with the prices they carry."""
-    from sheetgen import presets
+    from sheetgen.catalog import presets
 
     prices = presets.hardware_prices()
     return tuple(

@@ -84,7 +84,7 @@ from sheetgen.reference.request import (
     request,
     smallest_fitting_tp,
 )
-from sheetgen.scenario import Model, Scenario
+from sheetgen.scenarios.scenario import Model, Scenario
 from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
 
 

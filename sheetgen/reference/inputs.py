@@ -9,7 +9,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from sheetgen.run_fields import (
+from sheetgen.scenarios.run_fields import (
     FIELD,
     LIST_FIELDS,
     PHASE_OF,
@@ -18,7 +18,7 @@ from sheetgen.run_fields import (
     RUN_FIELDS,
     SWEEP_POINTS,
 )
-from sheetgen.scenario import KERNEL_FIELDS, MODEL_INT_FIELDS, Run, Scenario, excel_serial
+from sheetgen.scenarios.scenario import KERNEL_FIELDS, MODEL_INT_FIELDS, Run, Scenario, excel_serial
 from sheetgen.units import (  # GB, TB/s, TFLOP/s -> base units (decimal)
     GIGA,
     TERA,

@@ -21,7 +21,7 @@ parameter (0 unless set).
 from __future__ import annotations
 
 from sheetgen.reference.params import params, qk_head_dim, v_head_dim
-from sheetgen.scenario import Model, Scenario
+from sheetgen.scenarios.scenario import Model, Scenario
 
 
 def window_pair_share(seq: float, window: int) -> float:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from sheetgen.reference.finetune import finetune
 from sheetgen.reference.params import mlp_matrices, params, qk_head_dim, v_head_dim
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 FP32 = 4  # bytes of an FP32 value (norm statistics, log-sum-exp, FP32 norm inputs)
 

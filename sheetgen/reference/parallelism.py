@@ -66,7 +66,7 @@ from sheetgen.reference.inputs import microbatches, num_text, splits_evenly
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
 from sheetgen.reference.throughput import step_model
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import GIGA, HOURS_PER_DAY, SECONDS_PER_DAY
 
 

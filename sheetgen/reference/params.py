@@ -9,7 +9,7 @@ Dubey et al. 2024, The Llama 3 Herd of Models, Table 3).
 
 from __future__ import annotations
 
-from sheetgen.scenario import Model
+from sheetgen.scenarios.scenario import Model
 
 
 def norm_weights(m: Model) -> int:

@@ -24,8 +24,8 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import inputs
 from sheetgen.reference.kv_cache import window_layer_share
 from sheetgen.reference.schedule import gpu_price_used
-from sheetgen.run_fields import PHASE_SLOTS
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.run_fields import PHASE_SLOTS
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 

@@ -30,8 +30,8 @@ import math
 from sheetgen.reference.inputs import num_text
 from sheetgen.reference.kv_cache import kv_cache, window_layer_share
 from sheetgen.reference.params import qk_head_dim, tp_splits_heads, v_head_dim
-from sheetgen.run_fields import SERVE_TP_SLOTS
-from sheetgen.scenario import Model, Scenario
+from sheetgen.scenarios.run_fields import SERVE_TP_SLOTS
+from sheetgen.scenarios.scenario import Model, Scenario
 
 TP_CANDIDATES = tuple(2 ** (n - 1) for n in range(1, SERVE_TP_SLOTS + 1))  # 1, 2, 4, ...
 

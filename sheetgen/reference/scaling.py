@@ -28,7 +28,7 @@ import math
 
 from sheetgen.reference.inputs import num_text
 from sheetgen.reference.params import params
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 
 # Tokens per parameter of the rule of thumb drawn from Hoffmann et al. 2022 (Table 3:
 # about 20 tokens per parameter at each compute-optimal size).

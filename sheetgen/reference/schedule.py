@@ -25,7 +25,7 @@ from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import num_text, splits_evenly
 from sheetgen.reference.params import params
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 

@@ -63,8 +63,8 @@ from sheetgen.reference.request import (
     smallest_fitting_tp,
 )
 from sheetgen.reference.schedule import gpu_price_used
-from sheetgen.run_fields import SERVE_TP_SLOTS
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.run_fields import SERVE_TP_SLOTS
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import GIGA, SECONDS_PER_HOUR, TERA
 
 REQUESTS_PER_QUOTE = 1000  # cost is quoted per thousand requests

@@ -20,8 +20,8 @@ from sheetgen.reference.flops import flops
 from sheetgen.reference.inputs import KeyValues
 from sheetgen.reference.memory import memory
 from sheetgen.reference.schedule import schedule
-from sheetgen.run_fields import SWEEP_POINTS
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.run_fields import SWEEP_POINTS
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import SECONDS_PER_DAY
 
 GB = 10**9

@@ -18,7 +18,7 @@ step's FLOPs):
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
                e_attn = e_attn_max x k x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
                (k = attn_kernel_speed: the run's kernel against the one e_attn_max
-               describes, sheetgen.benchmarks.ATTENTION_KERNELS for published ratios)
+               describes, sheetgen.calibration.benchmarks.ATTENTION_KERNELS for published ratios)
                under context parallelism: flash attention gets faster with longer
                sequences (Dao 2023, FlashAttention-2; Shah et al. 2024,
                FlashAttention-3: their benchmarks by sequence length), and context
@@ -76,7 +76,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sheetgen.scenario import Scenario
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import TERA
 
 FULL_RECOMPUTE_ELEMENTWISE = 4 / 3  # one more forward on top of forward + backward (3 passes)

@@ -8,11 +8,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sheetgen import safe_write
 from sheetgen.errors import SheetgenError, short
+from sheetgen.output import safe_write
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sheetgen.scenario import Scenario
+    from sheetgen.scenarios.scenario import Scenario
 
 
 def write_workbook(
@@ -26,7 +26,7 @@ def write_workbook(
 def save_workbook(
     scenarios: list[Scenario], t: safe_write.Target, cache_values: bool = True
 ) -> safe_write.Published:
-    """Build the workbook and publish it at ``t`` through ``sheetgen.safe_write``.
+    """Build the workbook and publish it at ``t`` through ``sheetgen.output.safe_write``.
 
     Written to a temporary file beside the target and published atomically: an
     interrupted run leaves the old file (or none) and no temporary file.  An

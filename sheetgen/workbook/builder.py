@@ -40,7 +40,7 @@ from sheetgen.workbook.templates import TABLE_RE, Row, SheetTemplate
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
 
-    from sheetgen.scenario import Scenario
+    from sheetgen.scenarios.scenario import Scenario
 
 # The templated sheets' own looks (those the Presets sheet shares are in styles).
 DESCRIPTION_LOOK = styles.look(align={"wrap_text": False})
@@ -93,7 +93,7 @@ def _validation(row: Row, layout: Layout, sqref: str, first_cell: str) -> Any:
         dv = DataValidation(type="list", formula1=formula, allow_blank=False)
         dv.error = "Pick a value from the list (add presets on the Presets sheet)."
     elif kind == "int":
-        from sheetgen.run_fields import INT_RANGES
+        from sheetgen.scenarios.run_fields import INT_RANGES
 
         low, high = INT_RANGES.get(row.key or "", (1, None))
         if high is None:
@@ -319,8 +319,8 @@ def build(
     """
     from openpyxl import Workbook
 
-    from sheetgen.limits import check_results, check_scenario_count
     from sheetgen.reference import compute
+    from sheetgen.scenarios.limits import check_results, check_scenario_count
     from sheetgen.workbook import charts, presentation
     from sheetgen.workbook.templates import load_templates
 

@@ -29,7 +29,7 @@ from sheetgen.workbook.layout import FIRST_SCENARIO_COL, HEADER_ROW, Layout
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
 
-    from sheetgen.scenario import Scenario
+    from sheetgen.scenarios.scenario import Scenario
 
 CHARTS_SHEET = "Charts"
 
@@ -257,7 +257,7 @@ def _line_series(y: Any, x: Any, title: Any, dashed: bool = False) -> Any:
 
 
 def activation_chart(wb: Workbook, layout: Layout, n: int) -> Any:
-    from sheetgen.run_fields import SWEEP_POINTS
+    from sheetgen.scenarios.run_fields import SWEEP_POINTS
 
     chart = _scatter(
         TITLES["activations"],
@@ -276,7 +276,7 @@ def activation_chart(wb: Workbook, layout: Layout, n: int) -> Any:
 
 
 def days_chart(wb: Workbook, layout: Layout, n: int) -> Any:
-    from sheetgen.run_fields import SWEEP_POINTS
+    from sheetgen.scenarios.run_fields import SWEEP_POINTS
 
     chart = _scatter(TITLES["days"], "GPUs (log)", "days at the plan's MFU (log)")
     # GPU counts capped at the batch limit: the line stops where the batch runs out.
@@ -293,7 +293,7 @@ def cumulative_chart(wb: Workbook, layout: Layout, i: int) -> Any:
     """One plan's spend by the end of each calendar month (its own months)."""
     from openpyxl.chart import LineChart, Series
 
-    from sheetgen.run_fields import MONTH_SLOTS
+    from sheetgen.scenarios.run_fields import MONTH_SLOTS
 
     col = FIRST_SCENARIO_COL + i
     keys = [f"month_cost_cum_usd_{m}" for m in range(1, MONTH_SLOTS + 1)]

@@ -23,7 +23,7 @@ from typing import Any
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from sheetgen.scenario import HARDWARE_FIELDS, Model
+from sheetgen.scenarios.scenario import HARDWARE_FIELDS, Model
 from sheetgen.workbook.grid import FIRST_ROW as FIRST_ROW
 from sheetgen.workbook.grid import FIRST_SCENARIO_COL as FIRST_SCENARIO_COL
 from sheetgen.workbook.grid import HEADER_ROW as HEADER_ROW
@@ -171,7 +171,7 @@ def plan_layout(
         layout.sheet_rows[t.sheet] = (first, row - 1)
     # Presets: tables stacked vertically, each: title row, header row, data rows, blank
     # row, then its sources block: title row, header row, source rows, blank row.
-    from sheetgen.run_fields import HARDWARE_SLOTS
+    from sheetgen.scenarios.run_fields import HARDWARE_SLOTS
 
     row = 4
     for table in TABLE_COLUMNS:

@@ -11,7 +11,7 @@ from sheetgen.workbook.cells import put_text
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
 
-    from sheetgen.scenario import Scenario
+    from sheetgen.scenarios.scenario import Scenario
 
 ABOUT_SHEET = "About"
 TITLE = "LLM training plan"
@@ -179,7 +179,7 @@ def write_about_sheet(wb: Workbook, scenarios: list[Scenario], generated: dt.dat
     row += 1
     ws.cell(row=row, column=1, value="References").font = Font(bold=True, size=12)
     row += 1
-    from sheetgen.references import REFERENCES
+    from sheetgen.catalog.references import REFERENCES
 
     for short, title_text, link in REFERENCES:
         # The title wraps; the link, on the row below, is a cell of its own: spreadsheet

@@ -39,7 +39,7 @@ from sheetgen.workbook.styles import TITLE_LOOK
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl import Workbook
 
-    from sheetgen.scenario import Scenario
+    from sheetgen.scenarios.scenario import Scenario
 
 # A table row: its values in TABLE_COLUMNS order, and its sources as (field, text) pairs
 # ("source" for a text about the whole row).
@@ -127,7 +127,7 @@ def preset_rows(scenarios: list[Scenario]) -> dict[str, list[PresetRow]]:
     """Rows of the four Presets tables: the presets, then any custom model or
     hardware the scenarios define (so their INDEX/MATCH lookups find them).  The
     hardware rows are ``hardware_offers(scenarios)``, with their prices."""
-    from sheetgen import presets
+    from sheetgen.catalog import presets
 
     models = dict(presets.models())
     for s in scenarios:
@@ -163,7 +163,7 @@ def hardware_offers(scenarios: list[Scenario]) -> tuple:
     are refused; more rows than the Hardware sheet has slots is one line, exit code 2."""
     from sheetgen.errors import SheetgenError
     from sheetgen.reference.hardware_compare import hardware_table
-    from sheetgen.run_fields import HARDWARE_SLOTS
+    from sheetgen.scenarios.run_fields import HARDWARE_SLOTS
 
     offers = hardware_table(scenarios)
     by_id = {hw.id: hw for hw, _, _ in offers}
@@ -182,7 +182,7 @@ def hardware_offers(scenarios: list[Scenario]) -> tuple:
 def _origin(origin: str | None, is_preset: bool) -> tuple[tuple[str, str], ...]:
     """An ("origin", "[team preset from DIR]") source for a preset a team directory
     supplied, else none."""
-    from sheetgen.presets import SHIPPED
+    from sheetgen.catalog.presets import SHIPPED
 
     if origin is None or origin == SHIPPED or not is_preset:
         return ()

@@ -143,7 +143,7 @@ def _row(doc: dict[str, Any], where: str) -> Row:
 
 @cache
 def _repeat_counts() -> dict[str, int]:
-    from sheetgen.run_fields import (
+    from sheetgen.scenarios.run_fields import (
         FISCAL_YEAR_SLOTS,
         HARDWARE_SLOTS,
         MONTH_SLOTS,

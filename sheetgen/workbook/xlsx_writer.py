@@ -40,7 +40,7 @@ from openpyxl.xml.constants import (
 )
 from openpyxl.xml.functions import Element
 
-from sheetgen.interrupt import zip_for_writing
+from sheetgen.output.interrupt import zip_for_writing
 from sheetgen.workbook.cache import cached_xml, escape
 
 _EMPTY_SHEET_DATA = re.compile(rb"<sheetData\s*/>|<sheetData>\s*</sheetData>")
