@@ -126,7 +126,7 @@ def test_the_reasons_and_the_summary_read_as_a_person_would_write_them() -> None
 
 def test_fast_path_equals_the_full_reference() -> None:
     """The search's cached evaluation is the reference's Parallelism sheet, key for key."""
-    from sheetgen.reference.parallelism import parallelism
+    from sheetgen.reference.parallelism_sheet import parallelism
 
     base = scenario_from_dict({**BASE, "model": "mixtral-8x7b"})
     cands = list(layouts(base, 64, Counter()))

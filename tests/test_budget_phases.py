@@ -15,9 +15,9 @@ import pytest
 
 from sheetgen.errors import SheetgenError
 from sheetgen.reference import compute
+from sheetgen.scenarios.dates import date_from_serial, excel_serial
 from sheetgen.scenarios.files import load_scenarios, load_scenarios_text, scenario_from_dict
 from sheetgen.scenarios.run_fields import PHASE_SLOTS
-from sheetgen.scenarios.scenario import date_from_serial, excel_serial
 
 PRESETS = Path(__file__).parent.parent / "presets" / "scenarios"
 PHASE_KEYS = ("steps", "flops", "days", "days_wall", "gpu_hours", "cost_usd")

@@ -16,9 +16,9 @@ from helpers import build_matrix, calc, gnumeric_values, libreoffice_values, mis
 from sheetgen.checking.recalc import recalc_pycel
 from sheetgen.cli.commands import main
 from sheetgen.reference import compute
+from sheetgen.scenarios.dates import excel_serial
 from sheetgen.scenarios.files import load_scenarios
 from sheetgen.scenarios.run_fields import FISCAL_YEAR_SLOTS, MFU_RANGE, MONTH_SLOTS, QUARTER_SLOTS
-from sheetgen.scenarios.scenario import excel_serial
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = load_scenarios(ROOT / "presets" / "scenarios" / "default.yaml")

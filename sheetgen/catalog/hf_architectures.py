@@ -28,6 +28,7 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
+from sheetgen.catalog.hf_window import window_fields
 from sheetgen.errors import SheetgenError, short
 
 Reader = Callable[[dict[str, Any], "_Fields"], dict[str, Any]]
@@ -313,8 +314,6 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
     if model_type not in READERS:
         shown = "missing" if model_type is None else f"{short(model_type, 40)} is not supported"
         raise SheetgenError(f"{where}: model_type", f"{shown}; supported: {supported}")
-    from sheetgen.catalog.hf_window import window_fields
-
     f = _Fields(doc, where)
     arch = READERS[model_type](doc, f)
     return {**arch, **window_fields(doc, f, arch["n_layers"]), **context_fields(doc, f)}

@@ -21,12 +21,23 @@ instead: its length must equal ``num_hidden_layers`` and every entry be
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import builtins
+from typing import Any, Protocol
 
 from sheetgen.errors import SheetgenError, short
 
-if TYPE_CHECKING:  # pragma: no cover
-    from sheetgen.catalog.hf_architectures import _Fields
+
+class _Fields(Protocol):
+    """The checked field reader ``hf_architectures`` passes in (its ``_Fields``): what
+    this module reads through it.  A protocol, so that this module imports nothing of
+    ``hf_architectures`` (which imports it)."""
+
+    where: str
+
+    def int(self, key: str, default: int | None = None, null: int | None = None) -> int: ...
+
+    def flag(self, key: str, default: bool) -> builtins.int: ...  # int: the method above
+
 
 # How many of L layers each family windows when the config lists no layer_types.
 ALL_LAYERS = ("mistral", "mixtral", "phi3")

@@ -84,8 +84,8 @@ def presets_frame(kind: str) -> pd.DataFrame:
 def compute_records(scenarios: list[Scenario]) -> list[dict[str, Any]]:
     """One record per scenario and key: {"scenario", "key", "value", "unit"}."""
     from sheetgen.reference import compute
+    from sheetgen.scenarios.dates import date_from_serial
     from sheetgen.scenarios.limits import check_results
-    from sheetgen.scenarios.scenario import date_from_serial
     from sheetgen.workbook.templates import key_index, units
 
     unit_of = units()
@@ -199,7 +199,7 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
     the verdict first, then days, dates and GPU-hours, then the cost with its range."""
     from sheetgen.reference import compute
     from sheetgen.reference.checks import ERROR_FLAGS
-    from sheetgen.scenarios.scenario import date_from_serial
+    from sheetgen.scenarios.dates import date_from_serial
     from sheetgen.wording import money, plural
     from sheetgen.workbook.templates import labels
 

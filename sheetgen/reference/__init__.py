@@ -21,7 +21,7 @@ from sheetgen.reference.inputs import KeyValues, inputs
 from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.months import months
-from sheetgen.reference.parallelism import parallelism
+from sheetgen.reference.parallelism_sheet import parallelism
 from sheetgen.reference.params import params
 from sheetgen.reference.phases import phases
 from sheetgen.reference.scaling import scaling

@@ -13,7 +13,7 @@ from sheetgen.reference.clock import clock
 from sheetgen.reference.finetune import FINETUNE_RECIPES
 from sheetgen.reference.inference import inference
 from sheetgen.reference.inputs import KeyValues, microbatches, num_text
-from sheetgen.reference.parallelism import parallelism
+from sheetgen.reference.parallelism_sheet import parallelism
 from sheetgen.reference.params import kv_heads, params, tp_splits_heads
 from sheetgen.reference.phases import phases
 from sheetgen.reference.schedule import schedule

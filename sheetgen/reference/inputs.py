@@ -9,6 +9,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from sheetgen.scenarios.dates import excel_serial
 from sheetgen.scenarios.run_fields import (
     FIELD,
     LIST_FIELDS,
@@ -18,7 +19,7 @@ from sheetgen.scenarios.run_fields import (
     RUN_FIELDS,
     SWEEP_POINTS,
 )
-from sheetgen.scenarios.scenario import KERNEL_FIELDS, MODEL_INT_FIELDS, Run, Scenario, excel_serial
+from sheetgen.scenarios.scenario import KERNEL_FIELDS, MODEL_INT_FIELDS, Run, Scenario
 from sheetgen.units import (  # GB, TB/s, TFLOP/s -> base units (decimal)
     GIGA,
     TERA,

@@ -30,8 +30,9 @@ import datetime as dt
 from sheetgen.reference.budget import budget
 from sheetgen.reference.inputs import KeyValues
 from sheetgen.reference.serving import serving
+from sheetgen.scenarios.dates import excel_serial
 from sheetgen.scenarios.run_fields import FISCAL_YEAR_SLOTS, MONTH_SLOTS, QUARTER_SLOTS
-from sheetgen.scenarios.scenario import Scenario, excel_serial
+from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import HOURS_PER_DAY
 
 MONTHS_PER_QUARTER = 3

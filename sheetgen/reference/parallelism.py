@@ -70,12 +70,6 @@ from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import GIGA, HOURS_PER_DAY, SECONDS_PER_DAY
 
 
-def parallelism(s: Scenario) -> dict[str, float]:
-    from sheetgen.reference.schedule import schedule  # the Schedule reads this sheet's clock
-
-    return parallelism_given(s, params(s.model), memory(s), flops(s), schedule(s))
-
-
 def parallelism_given(
     s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict, sch: dict
 ) -> dict[str, float]:

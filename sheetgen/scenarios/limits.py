@@ -15,6 +15,7 @@ import unicodedata
 from typing import Any
 
 from sheetgen.errors import SheetgenError, short
+from sheetgen.scenarios.dates import SPREADSHEET_DATE_MAX, date_from_serial, excel_serial
 from sheetgen.scenarios.run_fields import FIELDS
 
 # Excel's grid (Microsoft, "Excel specifications and limits"): 16,384 columns per
@@ -239,8 +240,6 @@ def check_results(name: str, result: dict[str, Any]) -> None:
     """Computed values a workbook can hold: a finish date no later than 9999-12-31
     (the last date Excel and LibreOffice show) and finite numbers."""
     import math
-
-    from sheetgen.scenarios.scenario import SPREADSHEET_DATE_MAX, date_from_serial, excel_serial
 
     dates = [v for k, v in result.items() if k.startswith("finish_date")]
     finish = max((v for v in dates if isinstance(v, (int, float))), default=None)

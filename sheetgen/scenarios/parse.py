@@ -22,6 +22,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from sheetgen.errors import SheetgenError, did_you_mean, key_name, short
+from sheetgen.scenarios.dates import SPREADSHEET_DATE_MAX, START_DATE_MAX, START_DATE_MIN
 from sheetgen.scenarios.limits import (
     check_run_limit,
 )
@@ -35,13 +36,7 @@ from sheetgen.scenarios.run_fields import (
     RUN_FIELDS,
     SWEEP_POINTS,
 )
-from sheetgen.scenarios.scenario import (
-    SPREADSHEET_DATE_MAX,
-    START_DATE_MAX,
-    START_DATE_MIN,
-    Phase,
-    Run,
-)
+from sheetgen.scenarios.scenario import Phase, Run
 
 _SUFFIX = {
     "": 1,

@@ -4,20 +4,20 @@
 ``Phase`` and ``Run`` (their fields, types and defaults are generated from the
 registry ``sheetgen.scenarios.run_fields.FIELDS``; constructing a Run derives dp and the MFU /
 goodput ranges and checks that they agree), the shared
-``Tables`` and the ``Scenario`` that ties them together, plus the spreadsheet
-date serials.  Reading and validating user input into these is
+``Tables`` and the ``Scenario`` that ties them together (spreadsheet date
+serials: ``sheetgen.scenarios.dates``).  Reading and validating user input into these is
 ``sheetgen.scenarios.parse``; scenario files are read by ``sheetgen.scenarios.files``.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from sheetgen.errors import SheetgenError, short
+from sheetgen.scenarios.limits import check_run_limit
 from sheetgen.scenarios.run_fields import FIELD, FIELDS, KIND_TYPES, PHASE_OF
 
 # ---------------------------------------------------------------------------
@@ -206,31 +206,6 @@ class Recipe:
 
 
 # ---------------------------------------------------------------------------
-# Spreadsheet dates
-
-# Excel's 1900 date system: serial 1 = 1900-01-01, and serials count from
-# 1899-12-30 for every date from 1900-03-01 on (Excel's phantom 1900-02-29).
-EXCEL_EPOCH = dt.date(1899, 12, 30)
-# The last date Excel and LibreOffice can show (serial 2,958,465): no finish date
-# may pass it (limits.check_results).
-SPREADSHEET_DATE_MAX = dt.date(9999, 12, 31)
-# The start dates a scenario may give.  The spend-by-month table reaches 36 months
-# and up to 4 fiscal years past the start; every date it shows must stay before
-# SPREADSHEET_DATE_MAX, hence five years earlier.
-START_DATE_MIN = dt.date(1901, 1, 1)
-START_DATE_MAX = dt.date(9994, 12, 31)
-
-
-def excel_serial(day: dt.date) -> int:
-    """The spreadsheet serial number of a date (2025-01-01 -> 45658)."""
-    return (day - EXCEL_EPOCH).days
-
-
-def date_from_serial(serial: float) -> dt.date:
-    return EXCEL_EPOCH + dt.timedelta(days=int(serial))
-
-
-# ---------------------------------------------------------------------------
 # Run settings (the table of settings: sheetgen.scenarios.run_fields)
 
 
@@ -311,8 +286,6 @@ def _tokens_text(n: float) -> str:
 def _resolve_tokens(run: Run) -> None:
     """train_tokens = dataset_tokens x epochs (issue 22): derive the one not given, and
     require the three to agree when all are given (as dp with n_gpus)."""
-    from sheetgen.scenarios.limits import check_run_limit
-
     data, epochs, train = run.dataset_tokens, run.epochs, run.train_tokens
     if data is None:
         if train is None:

@@ -1,4 +1,10 @@
-"""Write the planning workbook: build with openpyxl, cache reference values, publish safely."""
+"""Write the planning workbook: build with openpyxl, cache reference values, publish safely.
+
+One module per workbook part (``builder`` lays the sheets out from ``templates``;
+``xlsx_writer`` writes the file).  It reads ``scenarios``, ``catalog`` and the
+``reference`` (for cached values) and writes through ``output``; the command line,
+``readback`` and ``checking`` import it.  ``save_workbook`` is its public entry.
+"""
 
 from __future__ import annotations
 
