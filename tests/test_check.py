@@ -129,7 +129,7 @@ def test_a_file_saved_without_results_is_one_warning(book: Path) -> None:
     assert len(unstored) == 1, report.findings
     assert re.match(r"[\d,]+ formula cells \(", unstored[0].detail), unstored[0].detail
     assert "pandas and mail previews show them blank" in unstored[0].detail
-    from sheetgen.checking.check import render_report
+    from sheetgen.checking.findings import render_report
 
     assert "WARN no stored values: " in render_report(report, "table")
 

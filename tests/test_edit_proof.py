@@ -452,7 +452,7 @@ def test_check_reports_a_plan_that_is_not_ok_as_a_warning(tmp_path: Path) -> Non
     assert not report.problems, report.problems
     warned = {(f.kind, f.key) for f in report.findings}
     assert ("warning", "plan_ok") in warned, sorted(warned)
-    from sheetgen.checking.check import finding_line
+    from sheetgen.checking.findings import finding_line
 
     plan = next(f for f in report.findings if f.key == "plan_ok")
     assert finding_line(plan).startswith("WARN plan not OK: plan_ok on Checks"), finding_line(plan)

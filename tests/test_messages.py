@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sheetgen.checking.check import check_workbook, render_report
+from sheetgen.checking.check import check_workbook
+from sheetgen.checking.findings import render_report
 from sheetgen.cli.commands import main
 from sheetgen.reference import compute
 from sheetgen.scenarios.files import default_scenario_path, load_scenarios

@@ -52,3 +52,14 @@ def test_changelog_has_the_current_version():
     headings = re.findall(r"^## \[([^\]]+)\]", text, re.M)
     assert headings[:1] in (["Unreleased"], [__version__]), headings
     assert __version__ in headings, f"CHANGELOG.md has no section for {__version__}"
+
+
+def test_every_package_ships():
+    """pyproject lists its packages by hand: every folder of sheetgen/ holding an
+    __init__.py is among them, so a wheel carries it."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    listed = set(re.findall(r'"(sheetgen(?:\.\w+)*)"', pyproject.split("packages = [", 1)[1]))
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "sheetgen").rglob("__init__.py")
+    }
+    assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"

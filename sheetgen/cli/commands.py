@@ -285,7 +285,8 @@ def check_cmd(workbook: str, engine: str, fmt: str, timeout: str | None) -> None
     cannot be read.  The file is never modified.
     """
 
-    from sheetgen.checking.check import check_workbook, render_report
+    from sheetgen.checking.check import check_workbook
+    from sheetgen.checking.findings import render_report
 
     report = check_workbook(Path(workbook), engine=engine, timeout=parse_timeout(timeout))
     click.echo(render_report(report, fmt))

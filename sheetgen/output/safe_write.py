@@ -5,12 +5,8 @@ import -o``, ``advise --write``, ``inputs -o``; the engines' ``deliver``) calls
 :func:`target` before doing any work, then :func:`publish` (docs/DESIGN.md,
 "Writing files", has the full rules):
 
-- :func:`target`: ``-o DIR`` (an existing folder or a trailing separator) means
-  ``DIR/<default name>``; a target that is not a regular file, or that is one of
-  the command's inputs, is refused, ``--force`` or not; a name the file system
-  cannot hold is one line.  A symbolic link is refused unless ``--force`` is given
-  and it names an existing regular file; a read-only file is refused without
-  ``--force``.
+- :func:`target` (``sheetgen.output.targets``, imported here): the target of
+  ``-o`` resolved and checked before any work starts.
 - :func:`publish`: a temporary file in the target's folder, created with mode
   0666 so the kernel applies the umask, flushed and fsynced, then published
   create-exclusive with ``os.link`` (two runs racing to a new path cannot both
@@ -39,50 +35,29 @@ import json
 import os
 import secrets
 import signal
-import stat
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from sheetgen.errors import SheetgenError, short
+from sheetgen.errors import SheetgenError
 from sheetgen.output.interrupt import deferred
+from sheetgen.output.targets import (  # target and shown: callers import them from here
+    NAME_MAX,
+    Target,
+    check_existing,
+    check_writable,
+    fs_error,
+    shown,
+    target,
+)
+from sheetgen.output.targets import YAML_SUFFIXES as YAML_SUFFIXES  # callers' suffix
 
 RECORD_NAME = ".sheetgen-outputs.json"
 TMP_PREFIX = ".sheetgen-"
 TMP_SUFFIX = ".tmp"
-NAME_MAX = 255  # bytes in one path component (Linux, macOS)
-_SHOWN_CHARS = 120
-YAML_SUFFIXES = (".yaml", ".yml")  # a scenario or preset file's name (advise --write, inputs -o)
-
-
-def shown(path: str | Path) -> str:
-    """``path`` as an error message prints it: as is when short and printable,
-    else quoted and shortened, so that a message stays one line."""
-    text = str(path)
-    if len(text) <= _SHOWN_CHARS and text.isprintable():
-        return text
-    return short(text, _SHOWN_CHARS)
-
-
-def fs_error(path: str | Path, err: OSError) -> SheetgenError:
-    """``<path>: <reason>`` for a file-system error."""
-    reason = err.strerror or type(err).__name__
-    return SheetgenError(shown(path), reason)
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a command will write, resolved and checked before any work starts."""
-
-    path: Path
-    field: str
-    force: bool
-    inputs: tuple[Path, ...]
-    started_ns: int  # when the command began: records newer than this are a concurrent run
-    record: bool = True  # note what was written (for reruns) in the folder's record
 
 
 @dataclass(frozen=True)
@@ -110,139 +85,6 @@ class Published:
         if self.replaced:
             return f"wrote {shown(self.path)} (replaced the earlier output)"
         return f"wrote {shown(self.path)}"
-
-
-def target(
-    output: str | Path | None,
-    default_name: str,
-    *,
-    field: str = "--output",
-    force: bool = False,
-    inputs: Sequence[str | Path | None] = (),
-    default_dir: str | Path = ".",
-    suffix: str | tuple[str, ...] | None = None,
-) -> Target:
-    """The file to write for ``-o output`` (None: ``default_dir/default_name``).
-
-    ``output`` ending in a path separator, or naming an existing directory, means
-    ``output/default_name``.  Refuses, in one line: an empty name, a wrong
-    ``suffix`` (one, or a tuple of those accepted), a name the file system cannot
-    hold, a symbolic link (without ``--force``, or one that names no regular
-    file), a read-only file (without ``--force``), an existing target that is
-    not a regular file, and a target that is one of ``inputs``.
-    """
-    started = time.time_ns()
-    if output is not None and not str(output).strip():
-        raise SheetgenError(field, "is empty; give a file or folder name")
-    if not default_name or os.sep in default_name or default_name in (".", ".."):
-        raise SheetgenError(field, f"{shown(default_name)} is not a file name")
-    if output is None:
-        path = Path(default_dir) / default_name
-    else:
-        raw = str(output)
-        path = Path(raw)
-        if raw.endswith(("/", os.sep)) or _is_dir(path, field):
-            path = path / default_name
-    if path.name in ("", ".", ".."):
-        raise SheetgenError(field, f"{shown(path)} is not a file name")
-    if suffix is not None:
-        accepted = (suffix,) if isinstance(suffix, str) else suffix
-        if path.suffix.lower() not in accepted:
-            raise SheetgenError(field, f"{shown(path)} must end in {' or '.join(accepted)}")
-    path = _resolve_link(path, force)
-    st = _check_existing(path, field, [Path(p) for p in inputs if p is not None])
-    if st is not None and not force:
-        _check_writable(path, st)
-    return Target(path, field, force, tuple(Path(p) for p in inputs if p is not None), started)
-
-
-def _is_dir(path: Path, field: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return False
-    except OSError as e:
-        raise fs_error(path, e) from None
-
-
-def _resolve_link(path: Path, force: bool) -> Path:
-    """A symbolic link as the target is refused, unless ``--force`` is given and it
-    names an existing regular file, which is then the one replaced.  (Followed
-    without --force, a link to a missing file would create it wherever the link
-    points, folders included.)  Links among the folders above are followed."""
-    try:
-        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return path  # absent (or unreadable: _check_existing says why)
-    if not is_link:
-        return path
-    real = Path(os.path.realpath(path))
-    try:
-        regular = stat.S_ISREG(os.stat(real).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
-        raise SheetgenError(
-            shown(path),
-            f"is a symbolic link to {shown(real)}, not to an existing regular file; refusing "
-            "to write through it, --force or not",
-        )
-    if not force:
-        raise SheetgenError(
-            shown(path),
-            f"is a symbolic link (to {shown(real)}); pass --force to replace the file it "
-            "names, or give another name",
-        )
-    return real
-
-
-def _check_writable(path: Path, st: os.stat_result) -> None:
-    """Refuse to replace a read-only file (no write permission bit, or none for this
-    user) without --force: its owner asked for it to be kept as it is."""
-    if st.st_mode & 0o222 and os.access(path, os.W_OK):
-        return
-    raise SheetgenError(shown(path), "is read-only; pass --force to replace it")
-
-
-def _check_existing(path: Path, field: str, inputs: list[Path]) -> os.stat_result | None:
-    """The target's stat (None when absent); refuses a non-regular target or an input."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        _check_parent(path)
-        return None
-    except OSError as e:
-        raise fs_error(path, e) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise SheetgenError(shown(path), "is a directory")
-    if not stat.S_ISREG(st.st_mode):
-        raise SheetgenError(shown(path), "is not a regular file; refusing to replace it")
-    for source in inputs:
-        with contextlib.suppress(OSError):
-            if os.path.samefile(source, path):
-                also = "" if str(source) == str(path) else f" ({shown(source)})"
-                raise SheetgenError(shown(path), f"is an input{also}; write to another file")
-    return st
-
-
-def _check_parent(path: Path) -> None:
-    """A name too long for the file system, or a folder that is a file, before any work."""
-    if len(os.fsencode(path.name)) > NAME_MAX:
-        raise fs_error(path, OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG)))
-    parent = path.parent
-    while True:
-        try:
-            st = os.stat(parent)
-        except FileNotFoundError:
-            if parent == parent.parent:
-                return
-            parent = parent.parent
-            continue
-        except OSError as e:
-            raise fs_error(path, e) from None
-        if not stat.S_ISDIR(st.st_mode):
-            raise fs_error(path, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
-        return
 
 
 def publish(t: Target, write: Callable[[IO[bytes]], object]) -> Published:
@@ -362,7 +204,7 @@ def _digest(path: Path) -> tuple[str, int]:
 def _publish_locked(t: Target, tmp: Path, digest: str, size: int) -> Published:
     path = t.path
     for _ in range(3):
-        st = _check_existing(path, t.field, list(t.inputs))
+        st = check_existing(path, t.field, list(t.inputs))
         if st is None:
             try:
                 os.link(tmp, path)  # fails if the name exists: create-exclusive
@@ -380,7 +222,7 @@ def _publish_locked(t: Target, tmp: Path, digest: str, size: int) -> Published:
             os.replace(tmp, path)
             _record(t, digest, size)
             return Published(path, replaced=True, forced=True)
-        _check_writable(path, st)
+        check_writable(path, st)
         entry = _records(path.parent).get(path.name)
         unedited = (
             isinstance(entry, dict)
