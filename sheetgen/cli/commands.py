@@ -127,13 +127,18 @@ def compute_cmd(scenario_file: str | None, fmt: str, **flags: Any) -> None:
     Give a SCENARIO_FILE (YAML), or --model and --hardware with run flags for
     one scenario; with neither, the embedded default scenarios are used.
     """
+    from sheetgen.cli.compute_output import check_table_size, write_computed
     from sheetgen.cli.tables import compute_frame, render
     from sheetgen.scenarios.files import default_scenario_path, load_scenarios
 
     scenarios = scenarios_from_args(scenario_file, flags)
     if not scenarios:
         scenarios = load_scenarios(default_scenario_path())
-    click.echo(render(compute_frame(scenarios), fmt, wide=fmt == "table"))
+    if fmt in ("json", "csv"):  # written as computed: 16,379 scenarios are gigabytes
+        write_computed(scenarios, fmt, lambda text: click.echo(text, nl=False))
+        return
+    check_table_size(len(scenarios))
+    click.echo(render(compute_frame(scenarios), fmt, wide=True))
 
 
 @main.command("generate")

@@ -99,6 +99,8 @@ def handle_errors(fn: Callable) -> Callable:
         except Interrupted as e:
             click.echo(f"error: stopped by {e.name}; temporary files removed", err=True)
             sys.exit(e.exit_code)
+        except MemoryError:  # what no limit foresaw: one line, not a traceback
+            _fail("out of memory; give fewer scenarios (compute --format csv or json streams)")
 
     return wrapper
 

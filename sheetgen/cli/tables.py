@@ -81,26 +81,40 @@ def presets_frame(kind: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def record_context() -> tuple[set[str], dict[str, str]]:
+    """(the keys shown as dates, each key's unit): what a record is written with."""
+    from sheetgen.workbook.templates import key_index, units
+
+    # Dates as a reader writes them (2027-04-07), not the spreadsheet's day serial.
+    dates = {k for k, (_s, row) in key_index().items() if row.fmt == "date"}
+    return dates, units()
+
+
+def scenario_records(
+    name: str, result: dict[str, Any], dates: set[str], unit_of: dict[str, str]
+) -> list[dict[str, Any]]:
+    """One scenario's computed keys as records {"scenario", "key", "value", "unit"}."""
+    from sheetgen.scenarios.dates import date_from_serial
+
+    records = []
+    for key, value in result.items():
+        if key in dates and isinstance(value, (int, float)):
+            value = date_from_serial(value).isoformat()
+        records.append({"scenario": name, "key": key, "value": value, "unit": unit_of.get(key, "")})
+    return records
+
+
 def compute_records(scenarios: list[Scenario]) -> list[dict[str, Any]]:
     """One record per scenario and key: {"scenario", "key", "value", "unit"}."""
     from sheetgen.reference import compute
-    from sheetgen.scenarios.dates import date_from_serial
     from sheetgen.scenarios.limits import check_results
-    from sheetgen.workbook.templates import key_index, units
 
-    unit_of = units()
-    # Dates as a reader writes them (2027-04-07), not the spreadsheet's day serial.
-    dates = {k for k, (_s, row) in key_index().items() if row.fmt == "date"}
+    dates, unit_of = record_context()
     records = []
     for s in scenarios:
         result = compute(s)
         check_results(s.name, result)
-        for key, value in result.items():
-            if key in dates and isinstance(value, (int, float)):
-                value = date_from_serial(value).isoformat()
-            records.append(
-                {"scenario": s.name, "key": key, "value": value, "unit": unit_of.get(key, "")}
-            )
+        records.extend(scenario_records(s.name, result, dates, unit_of))
     return records
 
 
