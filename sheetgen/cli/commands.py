@@ -20,6 +20,7 @@ from sheetgen.cli.support import (
     FORCE_HELP,
     OneLineGroup,
     handle_errors,
+    openpyxl_without_numpy,
     parse_timeout,
     presets_option,
     scenario_options,
@@ -181,6 +182,7 @@ def generate_cmd(
     With no arguments, the embedded default scenarios are used and the workbook
     is written to output/sheetgen.xlsx.
     """
+    openpyxl_without_numpy()
     from sheetgen.output import safe_write
     from sheetgen.scenarios.files import default_scenario_path, load_scenarios
     from sheetgen.workbook import save_workbook

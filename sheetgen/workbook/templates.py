@@ -176,10 +176,14 @@ def _expand(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# A placeholder of a repeated row (<n>, <n-1>, <MONTH_SLOTS>, ...): one pass over the
+# text replaces each; formulas' own < (<>, <=) are left as they are.
+PLACEHOLDER_RE = re.compile(r"<[A-Za-z0-9_-]+>")
+
+
 def _subst(value: Any, subs: dict[str, str]) -> Any:
     if isinstance(value, str) and "<" in value:
-        for old, new in subs.items():
-            value = value.replace(old, new)
+        return PLACEHOLDER_RE.sub(lambda m: subs.get(m.group(0), m.group(0)), value)
     return value
 
 
