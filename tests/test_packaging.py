@@ -63,3 +63,19 @@ def test_every_package_ships():
         ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "sheetgen").rglob("__init__.py")
     }
     assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"
+
+
+def test_the_entry_points_of_before_the_packages_still_work():
+    """An install made before the move runs ``sheetgen.cli:run``; ``python -m
+    sheetgen.cli`` was the module form."""
+    from sheetgen.cli import commands, main, run
+
+    assert run is commands.run and main is commands.main
+    done = subprocess.run(
+        [sys.executable, "-m", "sheetgen.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == f"sheetgen, version {__version__}"

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# Bound once here, not in _bind: an import statement in a function runs on every call
+# (14,000 cells in the default workbook).
+from openpyxl.cell.cell import Cell
+
 # First characters a spreadsheet may treat as the start of a formula (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@")
 
@@ -57,8 +61,6 @@ def put_template_text(ws: Any, row: int, items: list[tuple[int, str | None, Any]
 
 def _bind(ws: Any, row: int, column: int, value: Any, data_type: str, style: Any) -> None:
     """A cell as openpyxl's reader binds one: value and type set, a copy of ``style``."""
-    from openpyxl.cell.cell import Cell
-
     cell = Cell(ws, row=row, column=column, style_array=style)  # Cell copies the record
     cell._value = value
     cell.data_type = data_type
