@@ -23,8 +23,9 @@ src/transformers/models/<type>/modeling_<type>.py is the reference):
   router; the other layers a dense MLP of ``intermediate_size_mlp``.  Its QK norm is
   weightless (no parameters).  Layers whose ``no_rope_layers`` entry is 1 (default:
   three of every four) attend within chunks of ``attention_chunk_size`` tokens
-  (``chunked_attention``): sheetgen counts them as windowed layers whose window is
-  the chunk (a chunked layer never caches more than one chunk).
+  (``chunked_attention``): sheetgen counts them as local layers whose window is the
+  chunk (``attn_chunked`` 1): each caches at most one chunk, and a query attends to
+  the keys of its own chunk only (the attention FLOPs count those pairs).
 - Gemma 3: Gemma 2's block (4 RMSNorms, GeGLU, tied head) plus per-head ``q_norm`` and
   ``k_norm``; of every ``sliding_window_pattern`` (6) layers the last is global, the
   others local with ``sliding_window`` (default 4096).
@@ -50,11 +51,11 @@ WRAPPED = {"llama4": "llama4_text", "gemma3": "gemma3_text"}
 # num_key_value_heads as each config class reads it: (absent, null means heads?).
 # Qwen 3 32 and None -> heads; Qwen3-MoE 4, a plain int; gpt-oss 8 and None -> heads;
 # Llama 4 text 8 and None -> heads; Gemma 3 text 4, a plain int; OLMo 2 None -> heads.
+SLIDING = "sliding_attention"
 KV_HEADS: dict[str, tuple[int | None, bool]] = {
     "qwen3": (32, True), "qwen3_moe": (4, False), "gpt_oss": (8, True),
     "llama4_text": (8, True), "gemma3_text": (4, False), "olmo2": (None, True),
 }  # fmt: skip
-LAYER_KINDS = ("sliding_attention", "full_attention", "chunked_attention")
 
 
 def text_config(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], str]:
@@ -148,16 +149,19 @@ def _index_list(f: _Fields, key: str, n_layers: int) -> set[int]:
     return {i for i in v if 0 <= i < n_layers}
 
 
-def _window(f: _Fields, n_layers: int, types_default: list[str], window: int | None) -> dict:
+def _window(
+    f: _Fields, n_layers: int, types_default: list[str], window: int | None, local_kind: str
+) -> dict:
     """``sliding_window`` / ``local_layers`` from ``layer_types`` (or the family's
-    default list); ``window`` the width a windowed layer uses (None or 0: none)."""
+    default list); ``window`` the width a windowed layer uses (None or 0: none);
+    ``local_kind`` the family's local layer type (chunked_attention: Llama 4)."""
     types = f.doc.get("layer_types")
+    kinds = (local_kind, "full_attention")
     if types is None:
         types = types_default
-    elif not isinstance(types, list) or not all(t in LAYER_KINDS for t in types):
+    elif not isinstance(types, list) or not all(t in kinds for t in types):
         raise SheetgenError(
-            f"{f.where}: layer_types",
-            f"expected a list of {' / '.join(LAYER_KINDS)}, got {short(types)}",
+            f"{f.where}: layer_types", f"expected a list of {' / '.join(kinds)}, got {short(types)}"
         )
     elif len(types) != n_layers:
         raise SheetgenError(
@@ -167,7 +171,8 @@ def _window(f: _Fields, n_layers: int, types_default: list[str], window: int | N
     local = sum(t != "full_attention" for t in types)
     if not window or local == 0:
         return {"sliding_window": 0, "local_layers": 0}
-    return {"sliding_window": window, "local_layers": local}
+    chunked = {"attn_chunked": 1} if local_kind == "chunked_attention" else {}
+    return {"sliding_window": window, "local_layers": local, **chunked}
 
 
 def _optional_window(f: _Fields, key: str, default: int | None) -> int | None:
@@ -185,7 +190,7 @@ def qwen3(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
     )
     start = f.int("max_window_layers", 28)
     default = ["sliding_attention" if window and i >= start else "full_attention" for i in range(n)]
-    return {**out, **_window(f, n, default, window)}
+    return {**out, **_window(f, n, default, window, SLIDING)}
 
 
 def qwen3_moe(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
@@ -210,7 +215,7 @@ def qwen3_moe(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
     window = (
         _optional_window(f, "sliding_window", 4096) if f.flag("use_sliding_window", False) else None
     )
-    return {**out, **_window(f, n, ["sliding_attention"] * n, window)}
+    return {**out, **_window(f, n, ["sliding_attention"] * n, window, SLIDING)}
 
 
 def gpt_oss(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
@@ -225,7 +230,7 @@ def gpt_oss(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
         moe_ffn_size=out["ffn_size"],
     )
     default = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]
-    return {**out, **_window(f, n, default, _optional_window(f, "sliding_window", 128))}
+    return {**out, **_window(f, n, default, _optional_window(f, "sliding_window", 128), SLIDING)}
 
 
 def llama4_text(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
@@ -265,7 +270,7 @@ def llama4_text(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
         )
     uses_rope = rope or [int((i + 1) % interval != 0) for i in range(n)]
     default = ["chunked_attention" if r and chunk else "full_attention" for r in uses_rope]
-    return {**out, **_window(f, n, default, chunk)}
+    return {**out, **_window(f, n, default, chunk, "chunked_attention")}
 
 
 def gemma3_text(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
@@ -284,7 +289,7 @@ def gemma3_text(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:
             f"{f.where}: sliding_window_pattern", "expected a whole number >= 1, got 0"
         )
     default = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
-    return {**out, **_window(f, n, default, _optional_window(f, "sliding_window", 4096))}
+    return {**out, **_window(f, n, default, _optional_window(f, "sliding_window", 4096), SLIDING)}
 
 
 def olmo2(doc: dict[str, Any], f: _Fields) -> dict[str, Any]:

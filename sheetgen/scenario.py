@@ -54,6 +54,7 @@ MODEL_INT_FIELDS = (
     "context_limit",
     "qk_norm",
     "attn_sinks",
+    "attn_chunked",
 )
 MODEL_FLAG_FIELDS = (
     "tied_embeddings",
@@ -63,6 +64,7 @@ MODEL_FLAG_FIELDS = (
     "dropout",
     "router_bias",
     "attn_sinks",
+    "attn_chunked",
 )
 # Fields that must be >= 1; the rest of the integer fields must be >= 0.
 MODEL_POSITIVE_FIELDS = (
@@ -125,6 +127,9 @@ class Model:
     qk_norm: int = 0
     # One learned attention-sink logit per query head and layer (gpt-oss): 1, else 0.
     attn_sinks: int = 0
+    # 1: the local layers attend within fixed chunks of sliding_window tokens (Llama 4's
+    # chunked attention) instead of a sliding window; each caches at most one chunk.
+    attn_chunked: int = 0
     source: str = ""
     params_published: int | None = None
 

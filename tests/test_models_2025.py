@@ -108,6 +108,38 @@ def test_attention_flops_fall_with_the_local_layers() -> None:
     check(r, "flops_attn_layer_share", 1 - 52 / 62 * (1 - pairs))
 
 
+@pytest.mark.parametrize("seq", [8_192, 20_000, 32_768])
+def test_chunked_layers_attend_within_their_chunk(seq: int) -> None:
+    """Llama 4 Scout's 36 chunked layers: a query sees the keys of its own chunk of
+    8,192 only, so q whole chunks of 8,192 x 8,193 / 2 pairs and r tokens of r (r + 1) / 2,
+    against S (S + 1) / 2 causal (1 while the sequence fits one chunk)."""
+    c = 8_192
+    q, r = divmod(seq, c)
+    pairs = (q * c * (c + 1) / 2 + r * (r + 1) / 2) / (seq * (seq + 1) / 2)
+    out = calc(f"scout {seq}", model="llama4-scout", seq_len=seq)
+    check(out, "flops_window_pair_share", pairs)
+    check(out, "flops_attn_layer_share", 1 - 36 / 48 * (1 - pairs))
+    sliding = calc(f"sliding {seq}", model={"base": "llama4-scout", "attn_chunked": 0},
+                   seq_len=seq)  # fmt: skip
+    assert out["flops_window_pair_share"] <= sliding["flops_window_pair_share"]
+
+
+def test_a_chunk_flag_without_a_chunk_is_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sheetgen.cli import main
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "scenarios:\n  - name: x\n    model: {base: qwen3-8b, attn_chunked: 1}\n"
+        "    hardware: h100-sxm\n"
+    )
+    result = CliRunner().invoke(main, ["generate", str(spec), "-o", str(tmp_path / "x.xlsx")])
+    assert result.exit_code == 2, result.output
+    line = result.output.strip()
+    assert "\n" not in line and "attn_chunked" in line and "sliding_window" in line, line
+
+
 def matrix_items() -> list[dict]:
     """Training and serving of each new family, imported and preset, windows that
     cover the context and ones that do not."""
