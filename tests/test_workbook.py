@@ -46,7 +46,7 @@ def budget_settings(i: int) -> dict:
         "pue": 1.1 + 0.05 * i,
         "electricity_price_per_kwh": [0, 0.05, 0.123][i % 3],
         "contingency": [0, 0.1, 0.25][i % 3],
-        "start_date": f"{2025 + i % 3}-{1 + i % 12:02d}-{1 + 2 * i:02d}",
+        "start_date": f"{2025 + i % 3}-{1 + i % 12:02d}-{1 + (2 * i) % 28:02d}",
     }
     if i % 4 == 1:
         out["measured_tokens_per_s_per_gpu"] = 150 + 10 * i
