@@ -197,3 +197,55 @@ def test_gnumeric_equals_reference(matrix) -> None:
     path, _, reference = matrix
     bad = mismatches(gnumeric_values(path), reference)
     assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
+
+
+# Untrusted input (issue 26.5) inside a multimodal config: every text_config field the
+# reader takes, given a wrong type or range, ends in one line naming it.
+WRAPPED_FIXTURES = {"llama4-scout": "llama4_text", "gemma3-27b": "gemma3_text"}
+WRONG = {"text": "abc", "mapping": {"a": 1}, "fraction": 1.5, "negative": -3, "huge": 10**40}
+
+
+class Recording(dict):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.read: set[str] = set()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def inner_fields() -> list[tuple[str, str]]:
+    import json
+
+    out = []
+    for name, inner_type in WRAPPED_FIXTURES.items():
+        doc = json.loads((FIXTURES / f"{name}.json").read_text())
+        rec = Recording({**doc["text_config"], "model_type": inner_type})
+        architecture(rec)
+        out += [(name, k) for k in sorted(rec.read - {"model_type"})]
+    return out
+
+
+@pytest.mark.parametrize("kind", WRONG)
+@pytest.mark.parametrize(
+    ("config", "key"), inner_fields(), ids=[f"{c}.{k}" for c, k in inner_fields()]
+)
+def test_each_text_config_field_with_a_wrong_value_is_one_line(
+    config: str, key: str, kind: str
+) -> None:
+    import json
+
+    from sheetgen.errors import SheetgenError
+    from sheetgen.hf_import import preset_document
+
+    doc = json.loads((FIXTURES / f"{config}.json").read_text())
+    doc["text_config"] = {**doc["text_config"], key: WRONG[kind]}
+    with pytest.raises(SheetgenError) as e:
+        preset_document(doc, "x", "config.json")
+    text = f"error: {e.value}"
+    assert "\n" not in text and len(text) <= 300 and "text_config" in text, text
