@@ -16,7 +16,8 @@ transformers' modelling code is the reference, per family:
 
 A config that lists ``layer_types`` (transformers >= 4.53 writes it) is followed
 instead: its length must equal ``num_hidden_layers`` and every entry be
-``sliding_attention`` or ``full_attention``.  Other families have no window.
+``sliding_attention`` or ``full_attention``.  The 2025 families (Qwen 3, gpt-oss, Llama 4,
+Gemma 3) read theirs in sheetgen.hf_families; other families have no window.
 """
 
 from __future__ import annotations
