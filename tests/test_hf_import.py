@@ -78,6 +78,46 @@ VARIANTS = {
         "model_type": "qwen2", "hidden_size": 256, "intermediate_size": 512,
         "num_hidden_layers": 2, "num_attention_heads": 32, "vocab_size": 1000,
     },
+    # The 2025 families (sheetgen.catalog.hf_families): branches the real fixtures do not take.
+    "qwen3-head-dim-absent-tied-bias": {
+        "model_type": "qwen3", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "vocab_size": 1000, "tie_word_embeddings": True, "attention_bias": True,
+    },
+    "qwen3-moe-sparse-step": {
+        "model_type": "qwen3_moe", "hidden_size": 256, "intermediate_size": 512,
+        "moe_intermediate_size": 64, "num_hidden_layers": 6, "num_attention_heads": 8,
+        "num_key_value_heads": 2, "vocab_size": 1000, "num_experts": 8,
+        "num_experts_per_tok": 2, "decoder_sparse_step": 2, "mlp_only_layers": [3],
+    },
+    "gpt-oss-default-layers": {
+        "model_type": "gpt_oss", "hidden_size": 256, "intermediate_size": 128,
+        "num_hidden_layers": 3, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 32, "vocab_size": 1000, "num_local_experts": 4, "num_experts_per_tok": 2,
+    },
+    "llama4-maverick-like": {
+        "model_type": "llama4_text", "hidden_size": 256, "intermediate_size": 128,
+        "intermediate_size_mlp": 512, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000,
+        "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+        "attention_bias": True,
+    },
+    "llama4-wrapped-defaults": {
+        "model_type": "llama4",
+        "text_config": {"model_type": "llama4_text", "num_hidden_layers": 2, "vocab_size": 1000,
+                        "moe_layers": [1]},
+    },
+    "gemma3-wrapped-defaults": {
+        "model_type": "gemma3",
+        "text_config": {"model_type": "gemma3_text", "num_hidden_layers": 7, "hidden_size": 256, "intermediate_size": 512,
+                        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+                        "vocab_size": 1000},
+    },
+    "olmo2-gqa-bias": {
+        "model_type": "olmo2", "hidden_size": 256, "intermediate_size": 512,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "vocab_size": 1000, "attention_bias": True,
+    },
     "gpt2-n-inner": {
         "model_type": "gpt2", "n_embd": 128, "n_inner": 300, "n_layer": 2, "n_head": 4,
         "n_positions": 64, "vocab_size": 1000, "bos_token_id": 0, "eos_token_id": 0,
@@ -106,6 +146,46 @@ def test_fixtures_cover_the_issue_list() -> None:
     assert RECORDED["counts"]["llama3-8b"] == 8_030_261_248  # the safetensors index
 
 
+def test_fixtures_cover_the_2025_families() -> None:
+    """Issue 41: a real config of each family the import now reads."""
+    need = {"qwen3-8b", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-20b", "gpt-oss-120b",
+            "llama4-scout", "gemma3-1b", "gemma3-27b", "olmo2-13b"}  # fmt: skip
+    assert need <= set(RECORDED["counts"]), sorted(need - set(RECORDED["counts"]))
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED["active"]))
+def test_import_gives_the_active_count_within_one_percent(name: str) -> None:
+    """Active parameters per token of each MoE fixture against transformers' model less
+    the routed experts a token skips (tools/count_hf_params.py, ``active``)."""
+    expected = RECORDED["active"][name]
+    got = params(make_model(architecture(read_config(FIXTURES / f"{name}.json")), name))
+    assert got["params_active"] == pytest.approx(expected, rel=0.01), (
+        f"{name}: sheetgen {got['params_active']:,.0f} active vs {expected:,} "
+        f"({got['params_active'] / expected - 1:+.3%})"
+    )
+
+
+# The model cards' published sizes (billions, as rounded there), against the count.
+CARDS = {
+    "qwen3-8b": (8.2, None),  # Qwen/Qwen3-8B model card: 8.2B parameters
+    "qwen3-235b-a22b": (235, 22),  # Qwen/Qwen3-235B-A22B: 235B total, 22B activated
+    "qwen3-30b-a3b": (30.5, 3.3),  # Qwen/Qwen3-30B-A3B: 30.5B total, 3.3B activated
+    "gpt-oss-120b": (116.8, None),  # OpenAI gpt-oss model card, Table 1: 116.83B total
+    "gpt-oss-20b": (20.9, None),  # same table: 20.91B total
+    "llama4-scout": (108, 17),  # Llama 4 card: 17B active, 109B total (with vision)
+    "olmo2-13b": (13.7, None),  # allenai/OLMo-2-1124-13B: 13.7B (Table 1 of 2501.00656)
+}
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_counts_round_to_the_model_cards(name: str) -> None:
+    total, active = CARDS[name]
+    p = params(make_model(architecture(read_config(FIXTURES / f"{name}.json")), name))
+    assert p["params_total"] / 1e9 == pytest.approx(total, rel=0.01), name
+    if active is not None:
+        assert p["params_active"] / 1e9 == pytest.approx(active, rel=0.03), name
+
+
 def _transformers_count(doc: dict) -> int:
     torch = pytest.importorskip("torch", reason="torch not installed (optional, not a test dep)")
     transformers = pytest.importorskip(
@@ -113,6 +193,8 @@ def _transformers_count(doc: dict) -> int:
     )
     doc = {k: v for k, v in doc.items() if k not in ("auto_map", "quantization_config")}
     cfg = transformers.AutoConfig.for_model(doc.pop("model_type"), **doc)
+    if "text_config" in doc:  # Llama 4, Gemma 3: the language model, as sheetgen counts it
+        cfg = cfg.get_text_config()
     with torch.device("meta"):
         model = transformers.AutoModelForCausalLM.from_config(cfg)
     return sum(p.numel() for p in model.parameters())
@@ -143,7 +225,18 @@ def test_mamba_is_refused_in_one_line() -> None:
     [
         ({"model_type": "llama", "hidden_size": 64}, "num_attention_heads: missing"),
         ({"hidden_size": 64}, "model_type: missing; supported: llama"),
-        ({"model_type": "qwen3"}, "q_norm"),
+        ({"model_type": "qwen2_moe"}, "shared expert"),
+        ({"model_type": "llama4", "text_config": [1]}, "text_config: model_type 'llama4' needs"),
+        (
+            {"model_type": "gemma3", "text_config": {"model_type": "llama"}},
+            "text_config.model_type: expected 'gemma3_text', got 'llama'",
+        ),
+        (
+            {**VARIANTS["qwen3-moe-sparse-step"], "mlp_only_layers": "0"},
+            "mlp_only_layers: expected",
+        ),
+        ({**VARIANTS["llama4-maverick-like"], "no_rope_layers": [2]}, "no_rope_layers: expected"),
+        ({**VARIANTS["gpt-oss-default-layers"], "layer_types": ["local"]}, "layer_types: expected"),
         (
             {**VARIANTS["qwen2-untied"], "num_hidden_layers": "2"},
             "num_hidden_layers: expected a whole number from 1 to 10^12, got '2'",

@@ -46,7 +46,7 @@ def budget_settings(i: int) -> dict:
         "pue": 1.1 + 0.05 * i,
         "electricity_price_per_kwh": [0, 0.05, 0.123][i % 3],
         "contingency": [0, 0.1, 0.25][i % 3],
-        "start_date": f"{2025 + i % 3}-{1 + i % 12:02d}-{1 + 2 * i:02d}",
+        "start_date": f"{2025 + i % 3}-{1 + i % 12:02d}-{1 + (2 * i) % 28:02d}",
     }
     if i % 4 == 1:
         out["measured_tokens_per_s_per_gpu"] = 150 + 10 * i
@@ -228,8 +228,21 @@ def test_libreoffice_equals_reference(matrix, lo_values, scenario: str) -> None:
 @pytest.mark.parametrize("scenario", scenario_ids())
 def test_gnumeric_equals_reference(matrix, gn_values, scenario: str) -> None:
     _, _, reference = matrix
-    bad = mismatches(gn_values, reference, [scenario])
+    bad = [b for b in mismatches(gn_values, reference, [scenario]) if not within_date_rounding(b)]
     assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
+
+
+def within_date_rounding(line: str) -> bool:
+    """A month's GPU-hours are days recovered from date serials (finish - start, both
+    near 46,000): for a plan of minutes (gpt-oss-20b on 16,384 GPUs: 75 s) the rounding
+    of start + days to a double is ~1e-8 of the days, and Gnumeric, which rounds
+    differently from Python and LibreOffice, lands as far from the reference. Such a
+    line is accepted up to 1e-7 relative: two ulps of such a serial (7.3e-12 days each)
+    over a plan of 13 seconds or more."""
+    import re
+
+    m = re.match(r"Months month_gpu_hours_\d+ \[.*\]: .*\(rel diff ([-+.e\d]+)\)$", line)
+    return bool(m) and abs(float(m.group(1))) < 1e-7
 
 
 @pytest.mark.parametrize("scenario", scenario_ids())

@@ -12,6 +12,7 @@ fields: one reader per type, the field checks they share (``_Fields``), and
   ``e_score_correction_bias`` as a buffer (not a parameter), so ``router_bias`` is 0.
   Multi-token-prediction modules (``num_nextn_predict_layers``) are not part of
   the model transformers builds and are excluded (the source says so).
+- Qwen 3, Qwen3-MoE, gpt-oss, Llama 4, Gemma 3, OLMo 2: sheetgen.catalog.hf_families.
 - Windowed attention (``sliding_window``, Gemma 2's alternating layers, Qwen2's
   ``use_sliding_window``): sheetgen.catalog.hf_window.
 - GPT-2 / GPT-NeoX: LayerNorm, GeLU MLP, biases everywhere (NeoX: attention
@@ -28,6 +29,8 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
+from sheetgen.catalog.hf_families import READERS as FAMILIES_2025
+from sheetgen.catalog.hf_families import text_config
 from sheetgen.catalog.hf_window import window_fields
 from sheetgen.errors import SheetgenError, short
 
@@ -76,7 +79,7 @@ class _Fields:
                 raise SheetgenError(
                     f"{self.where}: {key}",
                     f"missing; model_type {short(self.doc.get('model_type'))} needs it "
-                    f"(supported model types: {', '.join(READERS)})",
+                    f"(supported model types: {SHOWN})",
                 )
         elif v is None:
             v = null
@@ -288,19 +291,20 @@ READERS: dict[str, Reader] = {
     "deepseek_v3": _deepseek,
     "gpt2": _gpt2,
     "gpt_neox": _gpt_neox,
+    **FAMILIES_2025,
 }
+# The types an error lists: llama4_text is read too, but comes inside a llama4 config.
+SHOWN = ", ".join(k for k in READERS if k != "llama4_text")
 # Types that look supported but whose parameters sheetgen's model fields cannot express.
 NOT_EXPRESSIBLE = {
     "qwen2_moe": "its shared expert has its own width and a sigmoid gate",
-    "qwen3": "it normalises queries and keys per head (q_norm, k_norm)",
-    "qwen3_moe": "it normalises queries and keys per head (q_norm, k_norm)",
 }
 
 
 def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, Any]:
     """sheetgen model fields for a config.json document."""
     model_type = doc.get("model_type")
-    supported = ", ".join(READERS)
+    supported = SHOWN
     if model_type is not None and not isinstance(model_type, str):
         raise SheetgenError(
             f"{where}: model_type", f"must be text, got {short(model_type)}; supported: {supported}"
@@ -314,6 +318,7 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
     if model_type not in READERS:
         shown = "missing" if model_type is None else f"{short(model_type, 40)} is not supported"
         raise SheetgenError(f"{where}: model_type", f"{shown}; supported: {supported}")
+    doc, where = text_config(doc, where)  # Llama 4, Gemma 3: the language model
     f = _Fields(doc, where)
     arch = READERS[model_type](doc, f)
     return {**arch, **window_fields(doc, f, arch["n_layers"]), **context_fields(doc, f)}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sheetgen.catalog.hf_architectures import MAX_FIELD, POSITIVE, READERS, architecture
+from sheetgen.catalog.hf_families import WRAPPED
 from sheetgen.errors import SheetgenError, short
 
 __all__ = ["POSITIVE", "READERS", "architecture", "import_config", "preset_document", "read_config"]
@@ -89,6 +90,11 @@ def preset_document(
     ]
     if mtp:
         notes.append(f"The {mtp} multi-token-prediction module(s) are excluded.")
+    if doc["model_type"] in WRAPPED:
+        notes.append(
+            "Only the language model (text_config) is counted: the vision encoder and "
+            "projector (vision_config) are not part of the plan."
+        )
     if doc["model_type"] == "deepseek_v3":
         notes.append("e_score_correction_bias is a buffer in transformers, not counted.")
     ordered: dict[str, Any] = {k: getattr(model, k) for k in MODEL_INT_FIELDS}

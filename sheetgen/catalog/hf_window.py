@@ -16,28 +16,16 @@ transformers' modelling code is the reference, per family:
 
 A config that lists ``layer_types`` (transformers >= 4.53 writes it) is followed
 instead: its length must equal ``num_hidden_layers`` and every entry be
-``sliding_attention`` or ``full_attention``.  Other families have no window.
+``sliding_attention`` or ``full_attention``.  The 2025 families (Qwen 3, gpt-oss, Llama 4,
+Gemma 3) read theirs in sheetgen.catalog.hf_families; other families have no window.
 """
 
 from __future__ import annotations
 
-import builtins
-from typing import Any, Protocol
+from typing import Any
 
+from sheetgen.catalog.hf_fields import FieldReader as _Fields
 from sheetgen.errors import SheetgenError, short
-
-
-class _Fields(Protocol):
-    """The checked field reader ``hf_architectures`` passes in (its ``_Fields``): what
-    this module reads through it.  A protocol, so that this module imports nothing of
-    ``hf_architectures`` (which imports it)."""
-
-    where: str
-
-    def int(self, key: str, default: int | None = None, null: int | None = None) -> int: ...
-
-    def flag(self, key: str, default: bool) -> builtins.int: ...  # int: the method above
-
 
 # How many of L layers each family windows when the config lists no layer_types.
 ALL_LAYERS = ("mistral", "mixtral", "phi3")

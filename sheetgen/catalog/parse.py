@@ -129,6 +129,11 @@ def _check_window(values: dict[str, Any], where: str) -> None:
             f"must be between 1 and n_layers ({values['n_layers']}) with sliding_window "
             f"{window}, got {local}",
         )
+    if values.get("attn_chunked", 0) and window == 0:
+        raise SheetgenError(
+            f"{where}.attn_chunked",
+            "1 needs a chunk: set sliding_window (the chunk, tokens) and local_layers, or 0",
+        )
     if window == 0 and local > 0:
         raise SheetgenError(
             f"{where}.sliding_window",

@@ -225,4 +225,29 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "Accelerator peaks, memory, bandwidth and TDP: see each Presets row's source",
         "https://www.nvidia.com/en-us/data-center/h100/",
     ),
+    (
+        "OpenAI 2025",
+        "gpt-oss-120b & gpt-oss-20b Model Card",
+        "https://arxiv.org/abs/2508.10925",
+    ),
+    (
+        "Yang et al. 2025",
+        "Qwen3 Technical Report",
+        "https://arxiv.org/abs/2505.09388",
+    ),
+    (
+        "Kamath et al. 2025",
+        "Gemma 3 Technical Report (Gemma Team)",
+        "https://arxiv.org/abs/2503.19786",
+    ),
+    (
+        "OLMo et al. 2024",
+        "2 OLMo 2 Furious",
+        "https://arxiv.org/abs/2501.00656",
+    ),
+    (
+        "Meta 2025",
+        "The Llama 4 herd: the beginning of a new era of natively multimodal AI innovation",
+        "https://ai.meta.com/blog/llama-4-multimodal-intelligence/",
+    ),
 )

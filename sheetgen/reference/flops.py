@@ -49,7 +49,7 @@ def flops(s: Scenario) -> dict[str, float]:
         else 0
     )
     # Windowed attention: the core averaged over the layers (reference.kv_cache).
-    pair_share = window_pair_share(seq, m.sliding_window)
+    pair_share = window_pair_share(seq, m.sliding_window, m.attn_chunked)
     layer_share = window_layer_share(m, seq)
     fwd_core = 2 * run.causal_factor * seq * a * (dqk + dv) * layer_share
     fwd_lm_head = 2 * m.vocab_size * h

@@ -11,7 +11,10 @@ Gemma 2, section 2): ``local_layers`` of the L layers attend to, and so cache, o
 the last ``sliding_window`` tokens (a rolling buffer); the other L - local layers
 (global) cache every token.  A sequence of c tokens caches
     global bytes per token x c + local bytes per token x min(c, window),
-where the bytes per token of a group of layers = layers x values x bytes.  Without a
+where the bytes per token of a group of layers = layers x values x bytes.  Llama 4's
+chunked layers (``attn_chunked``) attend within fixed chunks of ``sliding_window``
+tokens: a chunked layer never caches more than one chunk, so the same min(c, chunk)
+bounds its cache (its end-of-chunk peak, what a server must hold room for).  Without a
 window (local_layers 0) this is the per-token cache x c, as before.
 
 Served weights take the format's bytes plus any quantization-scale bytes per
@@ -20,11 +23,13 @@ parameter (0 unless set).
 
 from __future__ import annotations
 
+import math
+
 from sheetgen.reference.params import params, qk_head_dim, v_head_dim
 from sheetgen.scenarios.scenario import Model, Scenario
 
 
-def window_pair_share(seq: float, window: int) -> float:
+def window_pair_share(seq: float, window: int, chunked: int = 0) -> float:
     """Share of a causal layer's query-key pairs a windowed layer computes, over a
     sequence of ``seq`` tokens.  Query i (1-based) attends to min(i, W) keys, so a
     windowed layer computes S W - W (W - 1) / 2 pairs when S > W (the first W queries
@@ -33,13 +38,22 @@ def window_pair_share(seq: float, window: int) -> float:
     window covers the sequence (or there is none)."""
     if window <= 0 or seq <= window:
         return 1.0
-    return (seq * window - window * (window - 1) / 2) / (seq * (seq + 1) / 2)
+    if chunked:
+        # Chunked attention (Llama 4): a query sees only the keys of its own chunk of W,
+        # so q whole chunks give W (W + 1) / 2 pairs each and the last r tokens r (r + 1) / 2.
+        q = math.floor(seq / window)
+        r = seq - q * window
+        pairs = q * window * (window + 1) / 2 + r * (r + 1) / 2
+    else:
+        pairs = seq * window - window * (window - 1) / 2
+    return pairs / (seq * (seq + 1) / 2)
 
 
 def window_layer_share(m: Model, seq: float) -> float:
     """The attention core's FLOPs with the window / without it, averaged over the
     layers: 1 - local / L x (1 - the windowed layers' pair share)."""
-    return 1 - m.local_layers / m.n_layers * (1 - window_pair_share(seq, m.sliding_window))
+    share = window_pair_share(seq, m.sliding_window, m.attn_chunked)
+    return 1 - m.local_layers / m.n_layers * (1 - share)
 
 
 def kv_cache(s: Scenario) -> dict[str, float]:

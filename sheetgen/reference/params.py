@@ -3,6 +3,10 @@
 Notation: L layers, h hidden size, a query heads, n_kv KV heads, d_h head dim,
 F dense MLP size, V vocabulary.  A gated MLP (SwiGLU) has 3 matrices h x F, a
 GeLU MLP 2.  RMSNorm has h weights, LayerNorm 2h (scale and shift).
+Query/key norms (``qk_norm``): 1 gives one RMSNorm of d_h for Q and one for K,
+shared by the heads (Qwen 3, Gemma 3: 2 d_h weights per layer); 2 one over the whole
+projection (OLMo 2: (a + n_kv) d_h).  Attention sinks (gpt-oss): a learned logit per
+query head and layer (a weights).  Both are counted in the attention per layer.
 Classic GPT: N = hV + L(12h^2 + 13h) + 2h (Llama 3 config.json on Hugging Face;
 Dubey et al. 2024, The Llama 3 Herd of Models, Table 3).
 """
@@ -69,7 +73,10 @@ def params(m: Model) -> dict[str, float]:
     attn_q = q_mla if m.is_mla else q_std
     attn_kv = kv_mla if m.is_mla else kv_std
     attn_o = a * dv * h + m.out_bias * h
-    attn_layer = attn_q + attn_kv + attn_o
+    qk_norm_width = {1: 2 * dh, 2: (a + kv) * dh}.get(m.qk_norm, 0)
+    qk_norm = nw * qk_norm_width
+    sinks = m.attn_sinks * a
+    attn_layer = attn_q + attn_kv + attn_o + qk_norm + sinks
 
     def mlp(width: int) -> int:
         return mats * h * width + m.mlp_bias * ((mats - 1) * width + h)
@@ -85,6 +92,9 @@ def params(m: Model) -> dict[str, float]:
     else:
         expert = router = moe_layer = moe_layer_active = 0
         n_moe = 0
+    # The routed experts' weight matrices (no biases): what an expert-only weight format
+    # such as gpt-oss's MXFP4 stores in 4 bits (its biases, router, attention stay BF16).
+    expert_matrices = n_moe * m.n_experts * mats * h * m.moe_ffn_size if m.is_moe else 0
     n_dense = m.n_layers - n_moe
 
     embedding = m.vocab_size * h
@@ -110,6 +120,8 @@ def params(m: Model) -> dict[str, float]:
         "params_attn_q": attn_q,
         "params_attn_kv": attn_kv,
         "params_attn_o": attn_o,
+        "params_qk_norm": qk_norm,
+        "params_attn_sinks": sinks,
         "params_attn_layer": attn_layer,
         "params_mlp_layer": mlp_layer,
         "params_norm_layer": norm_layer,
@@ -119,6 +131,7 @@ def params(m: Model) -> dict[str, float]:
         "params_moe_layer_active": moe_layer_active,
         "n_moe_layers": n_moe,
         "n_dense_mlp_layers": n_dense,
+        "params_expert_matrices": expert_matrices,
         "params_layers": layers_total,
         "params_embedding": embedding,
         "params_pos_embedding": pos_embedding,

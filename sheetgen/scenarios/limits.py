@@ -110,6 +110,7 @@ MODEL_LIMITS: dict[str, tuple[int, str]] = {
     "local_layers": (10**5, "layers (GPT-3 has 96)"),
     "context_limit": (10**8, "tokens (contexts are ~10^6)"),
     "norms_per_layer": (100, "norms per layer"),
+    "qk_norm": (2, "(0 none, 1 per head, 2 over the whole projection)"),
     "params_published": (10**16, "parameters"),
 }
 # Hardware fields: up to these (peaks in TFLOP/s, memory in GB, bandwidth TB/s or GB/s).

@@ -52,6 +52,9 @@ MODEL_INT_FIELDS = (
     "sliding_window",
     "local_layers",
     "context_limit",
+    "qk_norm",
+    "attn_sinks",
+    "attn_chunked",
 )
 MODEL_FLAG_FIELDS = (
     "tied_embeddings",
@@ -60,6 +63,8 @@ MODEL_FLAG_FIELDS = (
     "mlp_bias",
     "dropout",
     "router_bias",
+    "attn_sinks",
+    "attn_chunked",
 )
 # Fields that must be >= 1; the rest of the integer fields must be >= 0.
 MODEL_POSITIVE_FIELDS = (
@@ -116,6 +121,15 @@ class Model:
     # The longest sequence the model was trained for, in tokens (config.json
     # max_position_embeddings; GPT-2: n_positions); 0 = unknown, nothing is checked.
     context_limit: int = 0
+    # Query/key norms (RMSNorm weights on Q and K before attention): 0 none, 1 one norm
+    # of head_dim shared by the heads for Q and one for K (Qwen 3, Gemma 3), 2 one over
+    # the whole projection (OLMo 2: n_heads x head_dim for Q, n_kv_heads x head_dim for K).
+    qk_norm: int = 0
+    # One learned attention-sink logit per query head and layer (gpt-oss): 1, else 0.
+    attn_sinks: int = 0
+    # 1: the local layers attend within fixed chunks of sliding_window tokens (Llama 4's
+    # chunked attention) instead of a sliding window; each caches at most one chunk.
+    attn_chunked: int = 0
     source: str = ""
     params_published: int | None = None
 
