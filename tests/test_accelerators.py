@@ -255,3 +255,30 @@ def test_default_workbook_is_the_same_in_other_engines(engine: str, tmp_path: Pa
     wrong = bench.wrong_cells(values, {s.name: compute(s) for s in scenarios})
     assert not wrong, f"{engine}: {len(wrong)} cells differ, e.g. {wrong[:5]}"
     assert len({k for (sheet, k, _s) in values if sheet == "Hardware"}) > HARDWARE_SLOTS * 10
+
+
+def test_hardware_sheet_moves_a_plan_into_each_accelerators_domain() -> None:
+    """The Hardware sheet compares another accelerator in its own fast domain: an
+    H100 plan whose tp·ep = 64 crosses 8-GPU nodes keeps its expert all-to-all on
+    NVLink in the GB200 slot (72), while the scenario's own slot keeps its node."""
+    from sheetgen.reference.hardware_compare import hardware_compare
+
+    s = scenario_from_dict(
+        {
+            "name": "moe",
+            "model": "mixtral-8x7b",
+            "hardware": "h100-sxm",
+            "n_gpus": 128,
+            "tp": 8,
+            "ep": 8,
+            "zero_stage": 1,
+        }  # fmt: skip
+    )
+    r = hardware_compare(s)
+    slot = {r[f"hw_id_{n}"]: n for n in range(1, HARDWARE_SLOTS + 1)}
+    assert r[f"hw_node_{slot['h100-sxm']}"] == 8
+    assert r[f"hw_node_{slot['gb200']}"] == 72
+    assert r[f"hw_node_{slot['tpu-v6e']}"] == 256
+    # B200 shares GB200's NVLink and network figures but not its 72-GPU domain.
+    b200, gb200 = slot["b200"], slot["gb200"]
+    assert r[f"hw_comm_mp_seconds_{gb200}"] < r[f"hw_comm_mp_seconds_{b200}"]
