@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers import build_matrix, calc, expect, libreoffice_values, mismatches
+from helpers import build_matrix, calc, expect, gnumeric_values, libreoffice_values, mismatches
 
 from sheetgen import presets
 from sheetgen.cli import main
@@ -197,13 +197,17 @@ MATRIX = [
      "tp": 8, "zero_stage": 1, "peak_dtype": "fp8", "recipe": "fp8-te", "weight_dtype": "mxfp4"},
     {"name": "Mixtral on MI355X", "model": "mixtral-8x7b", "hardware": "mi355x", "n_gpus": 64,
      "tp": 2, "ep": 4, "zero_stage": 1, "weight_dtype": "mxfp4", "kv_dtype": "fp8"},
-    {"name": "8B on MI325X", "model": "llama3-8b", "hardware": "mi325x", "n_gpus": 16},
+    {"name": "8B on MI325X, 16 per node", "model": "llama3-8b", "hardware": "mi325x",
+     "n_gpus": 16, "tp": 2, "gpus_per_node": 16},
     {"name": "8B on a v6e pod", "model": "llama3-8b", "hardware": "tpu-v6e", "n_gpus": 256,
      "tp": 4, "zero_stage": 3},
     {"name": "8B on Trainium2", "model": "llama3-8b", "hardware": "trainium2", "n_gpus": 32,
      "tp": 4, "gpus_per_node": 0, "peak_dtype": "fp8", "recipe": "fp8-te"},
 ]  # fmt: skip
-NEW_KEYS = ("peak_fp4_flops", "weight_format_peak_flops", "fast_domain_gpus", "gpus_per_node")
+NEW_KEYS = (
+    "peak_fp4_flops", "weight_format_peak_flops", "fast_domain_gpus", "gpus_per_node",
+    "chk_node_within_domain", "hw_node_1",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +221,9 @@ def test_matrix_reaches_every_new_accelerator_and_format(matrix) -> None:
     assert {s.run.weight_dtype for s in scenarios} >= {"mxfp4", "nvfp4"}
     assert ref["405B on NVL72"]["gpus_per_node"] == 72
     assert ref["8B on Trainium2"]["gpus_per_node"] == 16
+    # 16 GPUs per node on an 8-GPU Infinity Fabric platform: warned, on every engine.
+    assert ref["8B on MI325X, 16 per node"]["chk_node_within_domain"] == 0
+    assert ref["405B on NVL72"]["chk_node_within_domain"] == 1
 
 
 def test_libreoffice_equals_reference(matrix) -> None:
@@ -226,6 +233,12 @@ def test_libreoffice_equals_reference(matrix) -> None:
     assert not bad, "LibreOffice differs:\n" + "\n".join(bad[:20])
     seen = {k for (_sheet, k, _s) in values}
     assert set(NEW_KEYS) <= seen
+
+
+def test_gnumeric_equals_reference(matrix) -> None:
+    path, _, ref = matrix
+    bad = mismatches(gnumeric_values(path), ref)
+    assert not bad, "Gnumeric differs:\n" + "\n".join(bad[:20])
 
 
 def test_inprocess_engine_equals_reference(matrix) -> None:
