@@ -112,6 +112,7 @@ def fast_engine() -> str:
 # whole workbooks (each took over 0.8 s in a profiled run): module -> test functions.
 ALL = "*"
 SLOW_TESTS: dict[str, set[str] | str] = {
+    "test_accelerators": {"test_matrix_reaches_every_new_accelerator_and_format", "test_libreoffice_equals_reference", "test_gnumeric_equals_reference", "test_inprocess_engine_equals_reference", "test_default_workbook_is_the_same_in_other_engines"},
     "test_advise": {"test_advised_plans_recalculate_in_libreoffice", "test_bad_advise_input_ends_in_one_line", "test_deadline_and_budget", "test_moe_uses_expert_parallelism", "test_write_never_loses_a_file"},
     "test_budget_proposal": {"test_new_keys_equal_reference_in_libreoffice", "test_new_keys_equal_reference_in_pycel", "test_new_keys_equal_reference_in_gnumeric"},
     "test_charts": {"test_month_categories_are_calendar_months_that_follow_the_start_date"},

@@ -373,6 +373,24 @@ def matrix_items() -> list[dict[str, Any]]:
             "prompt_len": 100,
             "output_len": 100,
         },
+        # Block-scaled FP4 weights and KV cache (issue 41), on the accelerators with FP4.
+        {
+            "name": "70B MXFP4 weights, NVFP4 KV on GB200",
+            "model": "llama3-70b",
+            "hardware": "gb200",
+            "weight_dtype": "mxfp4",
+            "kv_dtype": "nvfp4",
+            "inf_batch": 16,
+        },
+        {
+            "name": "Mixtral NVFP4 weights, MXFP4 KV on MI355X tp 2",
+            "model": "mixtral-8x7b",
+            "hardware": "mi355x",
+            "weight_dtype": "nvfp4",
+            "kv_dtype": "mxfp4",
+            "inf_tp": 2,
+            "inf_batch": 8,
+        },
     ]
     for item in items:
         item.setdefault("hardware", "h100-sxm")

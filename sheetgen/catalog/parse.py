@@ -151,8 +151,10 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
             )
     values: dict[str, Any] = {}
     for key in HARDWARE_FIELDS:
-        if key not in spec and key == "host_gb_per_s":
-            continue  # optional: 0 = not published (offload time then not estimated)
+        if key not in spec and key in ("host_gb_per_s", "peak_fp4_tflops"):
+            continue  # optional: 0 = not published / no FP4 tensor cores
+        if key not in spec and key == "fast_domain_gpus":
+            continue  # optional: an 8-GPU node (DEFAULT_FAST_DOMAIN_GPUS, scenario.py)
         if key not in spec and key in KERNEL_FIELDS:
             values[key] = HOPPER_KERNELS[key]  # not calibrated: the H100's (scenario.py)
             continue
@@ -165,6 +167,8 @@ def make_hardware(spec: dict[str, Any], where: str = "hardware") -> Hardware:
             raise SheetgenError(f"{where}.{key}", f"must be {rule}, got {short(spec[key])}")
         check_range(f"{where}.{key}", v, 0, *HARDWARE_LIMITS[key], spec[key])
         check_zero_or_at_least(f"{where}.{key}", v, *HARDWARE_LOWEST[key], spec[key])
+        if key == "fast_domain_gpus" and v != int(v):
+            raise SheetgenError(f"{where}.{key}", f"must be a whole number, got {short(spec[key])}")
         values[key] = v
     values.update(_texts(spec, where))
     sources = spec.get("sources") or {}

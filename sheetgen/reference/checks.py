@@ -65,6 +65,7 @@ WARNING_FLAGS = (
     "chk_epochs_diminishing",
     "chk_inf_within_context",
     "chk_train_within_context",
+    "chk_node_within_domain",
 )
 # Epochs beyond which repeated data is worth little (Muennighoff et al. 2023,
 # arXiv:2305.16264: returns diminish quickly after about 4 epochs).
@@ -155,6 +156,9 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_epochs_diminishing": int(run.epochs <= EPOCHS_WARN),
         "chk_inf_within_context": int(inf["inf_context_note"] == "OK"),
         "chk_train_within_context": int(sch["train_context_note"] == "OK"),
+        # Issue 41: GPUs per node beyond the accelerator's fast-interconnect domain puts
+        # traffic on the intra-node link that really crosses the network.
+        "chk_node_within_domain": int(run.gpus_per_node <= s.hardware.fast_domain_gpus),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

@@ -13,7 +13,9 @@ For the accelerator in slot n, with everything else of the scenario unchanged:
               that accelerator's GEMM peak and efficiency curve, attention efficiency,
               HBM bandwidth (memory-bound work, optimizer step), link bandwidths
               (tensor, context, expert, data and pipeline traffic; a group stays in a
-              node exactly as on the Parallelism sheet) and host link
+              node by the Parallelism sheet's rule) and host link
+  node        GPUs per node there: the scenario's ``gpus_per_node`` on its own
+              accelerator, another's ``fast_domain_gpus`` (72 on GB200 NVL72)
   days        the Summary's plan days (``plan_days_wall``) of the scenario moved to
               that accelerator: plan days x (peak x MFU used) here / (peak x MFU) there,
               the peak ``peak_dtype`` names; layout clock: the MFU there is the step
@@ -108,7 +110,6 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
     f = flops(s)
     per_gpu_step = run.global_batch_tokens / run.n_gpus
     head = 3 * f["flops_fwd_lm_head"]  # the LM head's forward and backward, kept BF16
-    node, tp, cp, dp = run.gpus_per_node, run.tp, run.cp, run.dp
     out: dict[str, Any] = {
         "hwc_gemm_flops_gpu_step": (f["flops_hw_per_token"] - f["flops_attn_hw_per_token"] - head)
         * per_gpu_step,
@@ -116,17 +117,6 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
         "hwc_attn_flops_gpu_step": f["flops_attn_hw_per_token"]
         * run.global_batch_tokens
         / run.n_gpus,
-        "hwc_tp_in_node": int(run.tp <= run.gpus_per_node),
-        "hwc_cp_in_node": int(run.tp * run.cp <= run.gpus_per_node),
-        "hwc_ep_in_node": int(run.tp * run.cp * run.ep <= run.gpus_per_node),
-        "hwc_dp_in_node": int(run.tp * run.cp * run.dp <= run.gpus_per_node),
-        "hwc_pp_in_node": int(run.dp * run.tp * run.pp * run.cp <= run.gpus_per_node),
-        # Across nodes each of a group's ranks in a node drives its own NIC.
-        "hwc_tp_nic_ranks": max(1, node / 1),
-        "hwc_cp_nic_ranks": max(1, node / tp),
-        "hwc_ep_nic_ranks": max(1, node / (tp * cp)),
-        "hwc_dp_nic_ranks": max(1, node / (tp * cp)),
-        "hwc_pp_nic_ranks": max(1, node / (tp * cp * dp)),
     }
     slots = []
     for n in range(1, HARDWARE_SLOTS + 1):
@@ -151,13 +141,16 @@ def _slot(
     s: Scenario, offer: Offer | None, own: dict, plan: dict, peak_here: float, mfu_here: float
 ) -> dict[str, Any]:
     keys = (
-        "id name runs price mem_usable fits gemm_seconds attn_seconds compute_seconds "
+        "id name runs price mem_usable fits node gemm_seconds attn_seconds compute_seconds "
         "comm_mp_seconds comm_dp_seconds dp_exposed_seconds step_seconds days cost"
     ).split()
     if offer is None:
         return {**dict.fromkeys(keys, NONE), "runs": 0, "fits": 0, "eligible": 0, "cost_fit": 0}
     hw, on_demand, reserved = offer
     run = s.run
+    own_hw = hw.id.casefold() == s.hardware.id.casefold()
+    # GPUs per node: the scenario's on its own accelerator, else this one's domain.
+    node = run.gpus_per_node if own_hw else int(hw.fast_domain_gpus)
     fp8 = run.peak_dtype == "fp8"
     needed = (
         hw.peak_bf16_tflops,
@@ -171,7 +164,7 @@ def _slot(
     runs = int(min(needed) > 0 and not (fp8 and min(hw.peak_fp8_tflops, hw.gemm_eff_fp8) <= 0))
     usable = hw.mem_gb * GIGA * (1 - run.mem_headroom)
     fits = int(own["mem_total_calibrated"] <= usable)
-    if hw.id.casefold() == s.hardware.id.casefold():
+    if own_hw:
         price = gpu_price_used(s)
     else:
         listed = reserved if run.price_basis == "reserved" else on_demand
@@ -183,13 +176,14 @@ def _slot(
         "price": price,
         "mem_usable": usable,
         "fits": fits,
+        "node": node,
     }
     if not runs:
         times = "gemm attn compute comm_mp comm_dp dp_exposed step".split()
         out.update({f"{k}_seconds": NONE for k in times})
         out.update(days=NONE, cost=NONE, eligible=0, cost_fit=0)
         return out
-    moved = replace(s, hardware=hw)
+    moved = replace(s, hardware=hw, run=replace(run, gpus_per_node=node))
     lay = predicted(moved)
     out.update(
         gemm_seconds=lay["step_gemm_seconds"],

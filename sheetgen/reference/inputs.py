@@ -9,6 +9,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from sheetgen.reference.weight_formats import weight_format_peak_tflops
 from sheetgen.scenarios.dates import excel_serial
 from sheetgen.scenarios.run_fields import (
     FIELD,
@@ -83,6 +84,10 @@ def inputs(s: Scenario) -> KeyValues:
     out["intra_node_bytes_per_s"] = hw.intra_node_gb_per_s * GIGA
     out["inter_node_bytes_per_s"] = hw.inter_node_gb_per_s * GIGA
     out["host_bytes_per_s"] = hw.host_gb_per_s * GIGA
+    # Issue 41: the FP4 peak, the peak the weight format uses, the fast domain.
+    out["peak_fp4_flops"] = hw.peak_fp4_tflops * TERA
+    out["weight_format_peak_flops"] = weight_format_peak_tflops(hw, s.run.weight_dtype) * TERA
+    out["fast_domain_gpus"] = hw.fast_domain_gpus
     for key in KERNEL_FIELDS:
         out[key] = getattr(hw, key)
     out["recipe_frameworks"] = s.recipe.frameworks

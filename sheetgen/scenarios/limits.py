@@ -85,6 +85,8 @@ HARDWARE_LOWEST: dict[str, tuple[float, str]] = {
     "gemm_dim_half": (1, "a GEMM width of one element"),
     "attn_eff": (1e-3, "of the peak: 0.1%"),
     "attn_seq_half": (1, "token"),
+    "peak_fp4_tflops": (1e-3, "TFLOP/s: 1 GFLOP/s"),
+    "fast_domain_gpus": (1, "accelerator"),
 }
 # Model fields: whole numbers up to these (the lower bounds: MODEL_POSITIVE_FIELDS in
 # scenario.py, checked in scenario_parse.py).
@@ -128,6 +130,8 @@ HARDWARE_LIMITS: dict[str, tuple[float, str]] = {
     "intra_node_gb_per_s": (10**6, "GB/s per GPU"),
     "inter_node_gb_per_s": (10**6, "GB/s per GPU"),
     "host_gb_per_s": (10**6, "GB/s per GPU to host memory"),
+    "peak_fp4_tflops": (10**6, "TFLOP/s per chip (1 exaFLOP/s)"),
+    "fast_domain_gpus": (10**5, "accelerators in one fast-interconnect domain"),
 }
 
 

@@ -38,7 +38,7 @@ QUARTER_SLOTS = 13  # 36 months touch at most 13 fiscal quarters
 FISCAL_YEAR_SLOTS = 4  # ... and at most 4 fiscal years
 # Accelerators the Hardware sheet compares (issue 22): one slot per row of the Presets
 # hardware table, which has this many rows (presets first, the rest empty custom rows).
-HARDWARE_SLOTS = 20  # the 12 shipped presets and 8 rows for a team's or your own
+HARDWARE_SLOTS = 26  # the 18 shipped presets and 8 rows for a team's or your own
 # The step-time model's calibrated run inputs and the MFU range's width: fitted and
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
 ELEMENTWISE_PASSES = 12.0
@@ -339,15 +339,18 @@ FIELDS: tuple[Field, ...] = (
         key="weight_dtype",
         kind="choice",
         default="bf16",
-        doc="inference weight format",
-        choices=("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
+        doc=(
+            "inference weight format; mxfp4 (0.53125 B: one 8-bit scale per 32 values) and "
+            "nvfp4 (0.5625 B: one FP8 scale per 16) include their block scales"
+        ),
+        choices=("bf16", "fp16", "fp32", "fp8", "int8", "int4", "mxfp4", "nvfp4"),
     ),
     Field(
         key="kv_dtype",
         kind="choice",
         default="bf16",
-        doc="inference KV-cache format",
-        choices=("bf16", "fp16", "fp32", "fp8", "int8", "int4"),
+        doc="inference KV-cache format (the Presets dtype table's, block scales included)",
+        choices=("bf16", "fp16", "fp32", "fp8", "int8", "int4", "mxfp4", "nvfp4"),
     ),
     Field(
         key="inf_batch",
@@ -579,12 +582,13 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="gpus_per_node",
         kind="int",
-        default=8,
+        default=0,
         doc=(
-            "GPUs sharing the intra-node link (8 in DGX/HGX H100 and MI300X platforms; for "
-            "TPUs the chips of one ICI slice)"
+            "GPUs sharing the fast intra-node link (NVLink, Infinity Fabric, TPU ICI); 0 = the "
+            "accelerator preset's fast_domain_gpus (8 on HGX/DGX and MI300X platforms, 72 in "
+            "a GB200 NVL72 rack, 256 in a TPU v6e pod)"
         ),
-        limit=(1, 10**5, "GPUs per node"),
+        limit=(0, 10**5, "GPUs per node; 0 = the accelerator's fast-interconnect domain"),
     ),
     Field(
         key="mem_headroom",

@@ -12,7 +12,7 @@ serials: ``sheetgen.scenarios.dates``).  Reading and validating user input into 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass
+from dataclasses import MISSING, dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -156,7 +156,14 @@ HARDWARE_FIELDS = (
     "gemm_dim_half",
     "attn_eff",
     "attn_seq_half",
+    # Issue 41: the FP4 tensor peak (0 = none) and the fast-interconnect domain.
+    "peak_fp4_tflops",
+    "fast_domain_gpus",
 )
+# Accelerators in one fast-interconnect domain (NVLink / Infinity Fabric / ICI) when a
+# preset leaves ``fast_domain_gpus`` out: an 8-GPU HGX / DGX node (NVIDIA DGX H100 and
+# DGX B200 datasheets: 8 GPUs on one NVSwitch fabric), the run default before issue 41.
+DEFAULT_FAST_DOMAIN_GPUS = 8
 # The step-time model's kernel fields (sheetgen.reference.throughput): optional in a
 # preset; one that leaves them out takes these, the H100 SXM calibration
 # (presets/hardware/h100-sxm.yaml, fitted by `sheetgen benchmark-check`).
@@ -169,7 +176,7 @@ HOPPER_KERNELS = {
     "attn_seq_half": 512.0,
 }
 # Hardware fields that may be 0 (meaning "none" or "not published").
-HARDWARE_ZERO_OK = ("peak_fp8_tflops", "tdp_w", "host_gb_per_s", "gemm_eff_fp8")
+HARDWARE_ZERO_OK = ("peak_fp8_tflops", "tdp_w", "host_gb_per_s", "gemm_eff_fp8", "peak_fp4_tflops")
 
 
 @dataclass(frozen=True)
@@ -180,6 +187,10 @@ class Hardware:
     inside a node (NVLink, Infinity Fabric, PCIe, TPU ICI), ``inter_node_gb_per_s``
     between nodes (the GPU's share of the node's network adapters, TPU DCN);
     ``host_gb_per_s`` between the GPU and host memory (its PCIe link; 0 = not published).
+    ``fast_domain_gpus``: accelerators that reach each other over ``intra_node_gb_per_s``
+    (8 on an HGX node, 72 in a GB200 NVL72 rack, the ICI slice of a TPU): the default
+    of the run's ``gpus_per_node``.  ``peak_fp4_tflops``: the dense FP4 tensor peak
+    (0 = no FP4 tensor cores).
     """
 
     id: str
@@ -199,6 +210,8 @@ class Hardware:
     gemm_dim_half: float = 0.0
     attn_eff: float = 0.0
     attn_seq_half: float = 0.0
+    peak_fp4_tflops: float = 0.0
+    fast_domain_gpus: float = DEFAULT_FAST_DOMAIN_GPUS
     sources: tuple[tuple[str, str], ...] = ()
 
 
@@ -380,6 +393,13 @@ class Scenario:
     hardware: Hardware
     run: Run
     tables: Tables
+
+    def __post_init__(self) -> None:
+        # gpus_per_node not given (0): the accelerator's fast-interconnect domain
+        # (issue 41), resolved once here so every model reads one run setting.
+        if not self.run.gpus_per_node:
+            node = int(self.hardware.fast_domain_gpus)
+            object.__setattr__(self, "run", replace(self.run, gpus_per_node=node))
 
     @property
     def recipe(self) -> Recipe:
