@@ -196,7 +196,7 @@ def test_libreoffice_gets_a_private_tmpdir(lo, tmp_path: Path) -> None:
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sheetgen.cli.commands", "check", str(plan)],
+        [sys.executable, "-m", "sheetgen.cli", "check", str(plan)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -39,7 +39,7 @@ def start(args: list[str], tmpdir: Path) -> subprocess.Popen[str]:
     # `stop`, and Python prints where it was stuck (the test then fails with it).
     env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT), PYTHONFAULTHANDLER="1")
     return subprocess.Popen(
-        [sys.executable, "-m", "sheetgen.cli.commands", *args],
+        [sys.executable, "-m", "sheetgen.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
