@@ -20,6 +20,12 @@ recomputation mode, micro-batch and GPU count.
 Ranking: without a deadline, fewest wall-clock days, then cost, then fewer GPUs;
 with a deadline, the cheapest plan that meets it, then fewer GPUs, then days.
 Remaining ties go to less memory per GPU.
+
+The global batch (``Goal.search_batch``, advise without ``--global-batch-tokens``):
+the layouts are searched at the scenario's batch and at each doubling of it up to the
+compute-optimal batch (Scaling sheet, ``batch_opt_tokens``), and the batch whose best
+plan comes first is kept, the smallest of those within the model's resolution
+(``sheetgen.advise_batch``).
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ class Goal:
     deadline_days: float | None = None
     budget_usd: float | None = None
     max_gpus: int = 16384
+    # Search the global batch too: the scenario's, doubled up to the compute-optimal one.
+    search_batch: bool = False
 
     def gpu_counts(self, gpus_per_node: int) -> tuple[int, ...]:
         if self.gpus is not None:
@@ -108,6 +116,8 @@ class Search:
     seconds: float = 0.0
     # The accelerators searched when more than one (advise --hardware all).
     accelerators: tuple[str, ...] = ()
+    # The batches searched and the one chosen (advise_batch.BatchChoice), when searched.
+    batch: Any = None
 
     @property
     def rate(self) -> float:
@@ -203,7 +213,59 @@ def search(
     top: int = 5,
     progress: Callable[[int, int], None] | None = None,
 ) -> Search:
-    """Enumerate, evaluate and rank layouts of ``base`` (its model, hardware and run)."""
+    """Enumerate, evaluate and rank layouts of ``base`` (its model, hardware and run); with
+    ``goal.search_batch`` at each batch ``advise_batch.batch_sizes`` gives (none when the
+    scenario has training phases: each sets its own batch), keeping the plans of the
+    batch ``advise_batch.choose`` picks, the counts of every batch searched."""
+    from sheetgen.advise_batch import batch_sizes, choose
+
+    if not goal.search_batch or base.run.phases:
+        return search_layouts(base, goal, top, progress)
+    from dataclasses import replace
+
+    from sheetgen.reference.scaling import scaling
+
+    start = time.perf_counter()
+    batch_opt = float(scaling(base)["batch_opt_tokens"])
+    sizes = batch_sizes(base.run.global_batch_tokens, batch_opt)
+    found: list[Search] = []
+    for k, size in enumerate(sizes):
+        at = replace(base, run=replace(base.run, global_batch_tokens=size))
+        done = sum(f.candidates for f in found)
+        part = _overall(progress, done, len(sizes) - k)
+        found.append(search_layouts(at, goal, top, part))
+    choice = choose(found, sizes, batch_opt, goal)
+    result = found[choice.index]
+    result.batch = choice
+    result.candidates = sum(f.candidates for f in found)
+    result.fitting = sum(f.fitting for f in found)
+    result.rejected = sum((f.rejected for f in found), Counter())
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _overall(
+    progress: Callable[[int, int], None] | None, before: int, left: int
+) -> Callable[[int, int], None] | None:
+    """One progress bar over every batch searched: layouts done of an estimate of all
+    (this batch's count for each batch left)."""
+    if progress is None:
+        return None
+    report = progress
+
+    def show(done: int, total: int) -> None:
+        report(before + done, before + total * left)
+
+    return show
+
+
+def search_layouts(
+    base: Scenario,
+    goal: Goal,
+    top: int = 5,
+    progress: Callable[[int, int], None] | None = None,
+) -> Search:
+    """Enumerate, evaluate and rank layouts of ``base`` at its own global batch."""
     from sheetgen.reference import compute
     from sheetgen.reference.flops import flops
     from sheetgen.reference.memory import memory
@@ -298,6 +360,8 @@ def plans_yaml(result: Search, given: dict[str, Any], name: str | None = None) -
         item: dict[str, Any] = {"name": ""}
         item["model"], item["hardware"] = s.model.id, s.hardware.id
         item.update({k: v for k, v in given.items() if k not in LAYOUT_FIELDS})
+        if result.goal.search_batch:  # the batch advise chose for this plan
+            item["global_batch_tokens"] = s.run.global_batch_tokens
         item["mfu_source"] = "layout"
         # dp is left to be derived (n_gpus / (tp x pp x cp)), as generate does.
         item.update({k: v for k, v in plan.layout().items() if k != "dp"})
