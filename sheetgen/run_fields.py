@@ -1013,7 +1013,7 @@ FIELDS: tuple[Field, ...] = (
         limit=(0.05, 2, _CHINCHILLA_EXPONENT),
     ),
     # The batch as a decision (issue 41): DeepSeek LLM's compute-optimal batch size and
-    # learning rate (DeepSeek-AI 2024, arXiv:2401.02954, section 3.1), and the two
+    # learning rate (Bi et al. 2024, DeepSeek LLM, arXiv:2401.02954, section 3.1), and the two
     # warnings' thresholds (Checks).
     Field(
         key="deepseek_batch_coef",
@@ -1021,7 +1021,7 @@ FIELDS: tuple[Field, ...] = (
         default=0.2920,
         doc=(
             "compute-optimal batch, B_opt = coef x C^exp tokens, C in FLOPs: the coefficient "
-            "(DeepSeek-AI 2024, DeepSeek LLM, arXiv:2401.02954, section 3.1: 0.2920)"
+            "(Bi et al. 2024 (DeepSeek-AI), DeepSeek LLM, arXiv:2401.02954, section 3.1: 0.2920)"
         ),
         limit=(1e-6, 10**6, "a power law's coefficient; the published fit is 0.29"),
     ),

@@ -46,7 +46,7 @@ TOLERANCE = {
 }
 
 
-# DeepSeek-AI 2024 (DeepSeek LLM, arXiv:2401.02954), section 3.1: B_opt = 0.2920 C^0.3271
+# Bi et al. 2024 (DeepSeek LLM, arXiv:2401.02954), section 3.1: B_opt = 0.2920 C^0.3271
 # tokens, eta_opt = 0.3118 C^-0.1250.
 BATCH_COEF, BATCH_EXP, LR_COEF, LR_EXP = 0.2920, 0.3271, 0.3118, 0.1250
 BATCH_KEYS = ("batch_opt_tokens", "batch_opt_seqs", "lr_opt", "batch_vs_opt")

@@ -21,7 +21,7 @@ C = 6 N D has the closed form (eq. 4; Appendix D.2)::
 of thumb (D = 20 N, so N = sqrt(C / 120)).  This is approach 3's fit only; it
 does not reproduce the paper's Table 3 (approach 1).
 
-The compute-optimal batch size and learning rate (DeepSeek-AI 2024, DeepSeek LLM,
+The compute-optimal batch size and learning rate (Bi et al. 2024, DeepSeek LLM,
 arXiv:2401.02954, section 3.1; the four constants are run inputs)::
 
     B_opt = 0.2920 C^0.3271 tokens,   eta_opt = 0.3118 C^-0.1250
