@@ -10,9 +10,9 @@ fit in memory.  Every number comes from the reference engine
 (``sheetgen.reference``) on the workbook's own clock (``mfu_source: layout``):
 the Parallelism sheet's memory per GPU and predicted step time.  During the
 search a layout's days and total cost are the predicted-step days
-(``train_days_wall_layout``) scaled to the plan's tokens and the plan's total
-cost per GPU-hour (price, billed energy, contingency: the same for every layout),
-i.e. the Summary's ``plan_days_wall`` and ``cost_total_usd``; the plans shown are
+(``train_days_wall_layout``) scaled to the plan's tokens, and its GPU-hours at the
+plan's total cost per GPU-hour (price, billed energy, contingency: the same for every
+layout), i.e. the Summary's ``plan_days_wall`` and ``cost_total_usd``; the plans shown are
 recomputed whole with ``compute`` and report exactly those keys.  The keys that do
 not depend on the layout (Params, Memory, FLOPs, Schedule) are computed once per
 recomputation mode, micro-batch and GPU count.
@@ -38,6 +38,7 @@ from typing import Any
 
 from sheetgen.run_fields import RUN_DEFAULTS
 from sheetgen.scenario import Run, Scenario
+from sheetgen.units import HOURS_PER_DAY
 
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 CP_CHOICES = (1, 2, 4, 8)
@@ -285,10 +286,11 @@ def search_layouts(
     result.candidates = total
     done = sum(result.rejected.values())
     run_kwargs = {f.name: getattr(base.run, f.name) for f in fields(Run) if f.init}
-    # Total cost per GPU cost (price + billed energy, x (1 + contingency)) and plan
-    # days per predicted-step days (tokens / whole steps): the same for every layout.
+    # Total cost per GPU-hour (price + billed energy, x (1 + contingency); also with a
+    # price of 0) and plan days per predicted-step days (tokens / whole steps): the same
+    # for every layout.
     values = compute(base)
-    cost_per_gpu_cost = values["cost_total_usd"] / values["gpu_cost_usd"]
+    cost_per_gpu_hour = values["cost_total_usd"] / values["plan_gpu_hours"]
     days_per_step_days = base.run.train_tokens / base.run.global_batch_tokens / values["steps"]
     for i, lay in enumerate(candidates):
         s = _with_layout(base, run_kwargs, lay)
@@ -300,7 +302,7 @@ def search_layouts(
         mem, f, sch = shared[key]
         par = parallelism_given(s, p, mem, f, sch)
         days = par["train_days_wall_layout"] * days_per_step_days
-        cost = par["cost_usd_layout"] * days_per_step_days * cost_per_gpu_cost
+        cost = lay["n_gpus"] * days * HOURS_PER_DAY * cost_per_gpu_hour
         if not par["fits_per_gpu"]:
             result.rejected[REJECT_FIT] += 1
         elif not goal.meets(days, cost):

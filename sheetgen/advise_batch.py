@@ -95,9 +95,14 @@ class BatchChoice:
             f"to {opt} (DeepSeek LLM fit, Scaling sheet)"
         )
         if len(self.sizes) == 1:
+            where = (
+                f"at or above {opt}"
+                if chosen >= self.batch_opt
+                else f"twice it, {tokens_text(chosen * BATCH_STEP)}, would pass {opt}"
+            )
             return (
-                f"global batch {tokens_text(chosen)} tokens, the scenario's: at or above "
-                f"{opt} (DeepSeek LLM fit, Scaling sheet), so no larger batch is searched"
+                f"global batch {tokens_text(chosen)} tokens, the scenario's: {where} (DeepSeek "
+                "LLM fit, Scaling sheet), so no other batch is searched"
             )
         first = self.best[0]
         parts = [head]
@@ -125,6 +130,8 @@ def batch_lines(result: Search, base: Any) -> list[str]:
     from sheetgen.reference.scaling import scaling
 
     choice = result.batch
+    if choice is not None and len(choice.sizes) == 1:
+        return [choice.reason()]
     if choice is not None:
         return [choice.reason(), f"batches tried (best plan at each): {choice.tried()}"]
     if result.goal.search_batch and result.accelerators:
