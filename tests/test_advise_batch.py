@@ -117,6 +117,12 @@ def test_the_written_workbook_carries_the_chosen_batch(tmp_path, searched_405b) 
     values = compute(first)
     assert values["plan_days_wall"] == pytest.approx(searched_405b[0].plans[0].days, rel=1e-9)
     assert values["plan_ok"] == 1, values["plan_verdict"]
+    # The workbook generated from the written file holds it on Inputs.
+    from sheetgen.workbook import write_workbook
+    from sheetgen.workbook_io import read_inputs
+
+    book = write_workbook(load_scenarios(plans), tmp_path / "plans.xlsx", cache_values=False)
+    assert read_inputs(book).values[0]["global_batch_tokens"] == chosen
 
 
 def test_a_batch_that_gains_nothing_keeps_the_scenarios() -> None:
@@ -164,3 +170,17 @@ def test_every_accelerator_says_its_batch(tmp_path) -> None:
     items = yaml.safe_load(plans.read_text())["scenarios"]
     for item in items:
         assert f"{item['hardware']} {tokens_text(item['global_batch_tokens'])}" in line, line
+
+
+def test_a_single_batch_says_why_it_is_the_only_one() -> None:
+    """Llama 3 8B on 1T tokens: B_opt is 7.7M tokens, so 4Mi is searched alone (8Mi
+    would pass it); a 16Mi scenario batch is at or above it."""
+    base = scenario_from_dict(
+        {"model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "1T"}
+    )
+    result = search(base, Goal(gpus=64, search_batch=True), top=1)
+    assert result.batch.sizes == (4 * MI,)
+    assert "twice it, 8Mi, would pass the compute-optimal 7.7M tokens" in result.batch.reason()
+    big = replace(base, run=replace(base.run, global_batch_tokens=16 * MI))
+    result = search(big, Goal(gpus=64, search_batch=True), top=1)
+    assert "the scenario's: at or above the compute-optimal" in result.batch.reason()
