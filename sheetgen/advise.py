@@ -230,11 +230,12 @@ def search(
     batch_opt = float(scaling(base)["batch_opt_tokens"])
     sizes = batch_sizes(base.run.global_batch_tokens, batch_opt)
     found: list[Search] = []
+    unfit: set[tuple] = set()  # layouts that did not fit at a smaller batch
     for k, size in enumerate(sizes):
         at = replace(base, run=replace(base.run, global_batch_tokens=size))
         done = sum(f.candidates for f in found)
         part = _overall(progress, done, len(sizes) - k)
-        found.append(search_layouts(at, goal, top, part))
+        found.append(search_layouts(at, goal, top, part, unfit))
     choice = choose(found, sizes, batch_opt, goal)
     result = found[choice.index]
     result.batch = choice
@@ -265,8 +266,13 @@ def search_layouts(
     goal: Goal,
     top: int = 5,
     progress: Callable[[int, int], None] | None = None,
+    unfit: set[tuple] | None = None,
 ) -> Search:
-    """Enumerate, evaluate and rank layouts of ``base`` at its own global batch."""
+    """Enumerate, evaluate and rank layouts of ``base`` at its own global batch.
+    ``unfit``: layouts (their values in LAYOUT_FIELDS order) known not to fit at a smaller
+    batch, counted as not fitting unevaluated (the peak per GPU never falls as the batch
+    grows: only the micro-batches in flight, min(pp, m), move with it); the layouts that
+    do not fit here are added to it."""
     from sheetgen.reference import compute
     from sheetgen.reference.flops import flops
     from sheetgen.reference.memory import memory
@@ -293,6 +299,10 @@ def search_layouts(
     cost_per_gpu_hour = values["cost_total_usd"] / values["plan_gpu_hours"]
     days_per_step_days = base.run.train_tokens / base.run.global_batch_tokens / values["steps"]
     for i, lay in enumerate(candidates):
+        known = tuple(lay.values())
+        if unfit is not None and known in unfit:
+            result.rejected[REJECT_FIT] += 1
+            continue
         s = _with_layout(base, run_kwargs, lay)
         key = (lay["recompute"], lay["micro_batch"], lay["n_gpus"])
         if key not in shared:
@@ -305,6 +315,8 @@ def search_layouts(
         cost = lay["n_gpus"] * days * HOURS_PER_DAY * cost_per_gpu_hour
         if not par["fits_per_gpu"]:
             result.rejected[REJECT_FIT] += 1
+            if unfit is not None:
+                unfit.add(known)
         elif not goal.meets(days, cost):
             result.rejected[REJECT_GOAL] += 1
         else:
@@ -346,40 +358,3 @@ def layout_label(lay: dict[str, Any]) -> str:
         f"tp{lay['tp']}{sp} pp{lay['pp']}{v} cp{lay['cp']}{ep} dp{lay['dp']} "
         f"zero{lay['zero_stage']} {lay['recompute']} mb{lay['micro_batch']}"
     )
-
-
-def plans_yaml(result: Search, given: dict[str, Any], name: str | None = None) -> str:
-    """A scenario file (for ``sheetgen generate``) holding the distinct plans found, on
-    the layout clock.  ``given``: the run settings the user gave, as parsed values
-    (numbers as numbers); ``name``: the user's scenario name, kept (``#2``, ... after
-    it for the plans below the first)."""
-    import yaml
-
-    items: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for plan in result.plans:
-        s = plan.scenario
-        item: dict[str, Any] = {"name": ""}
-        item["model"], item["hardware"] = s.model.id, s.hardware.id
-        item.update({k: v for k, v in given.items() if k not in LAYOUT_FIELDS})
-        if result.goal.search_batch:  # the batch advise chose for this plan
-            item["global_batch_tokens"] = s.run.global_batch_tokens
-        item["mfu_source"] = "layout"
-        # dp is left to be derived (n_gpus / (tp x pp x cp)), as generate does.
-        item.update({k: v for k, v in plan.layout().items() if k != "dp"})
-        fingerprint = repr(sorted((k, v) for k, v in item.items() if k != "name"))
-        if fingerprint in seen:
-            continue
-        seen.add(fingerprint)
-        label = layout_label(plan.layout())
-        n = len(items) + 1
-        if name:
-            item["name"] = name if n == 1 else f"{name} #{n}"
-        else:
-            item["name"] = f"advise #{n}: {label}"
-        items.append(item)
-    header = (
-        "# Layouts found by `sheetgen advise`, best first; "
-        "generate a workbook with `sheetgen generate FILE`.\n"
-    )
-    return header + yaml.safe_dump({"scenarios": items}, sort_keys=False, allow_unicode=True)

@@ -215,7 +215,7 @@ def advise_cmd(
             err=fmt != "table",
         )
     if out is not None:
-        from sheetgen.advise import plans_yaml
+        from sheetgen.advise_write import plans_yaml
 
         # The parsed values (numbers as numbers), not the flags' text.
         run_given = {

@@ -184,3 +184,34 @@ def test_a_single_batch_says_why_it_is_the_only_one() -> None:
     big = replace(base, run=replace(base.run, global_batch_tokens=16 * MI))
     result = search(big, Goal(gpus=64, search_batch=True), top=1)
     assert "the scenario's: at or above the compute-optimal" in result.batch.reason()
+
+
+SOUNDNESS_CASES = {
+    "405B on 16,384": LLAMA_405B,
+    "70B on 64": {"model": "llama3-70b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "4T"},
+    "Mixtral on 64": {
+        "model": "mixtral-8x7b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "8T",
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SOUNDNESS_CASES)
+def test_each_batch_searched_equals_a_search_at_that_batch_alone(case: str) -> None:
+    """Skipping, at a larger batch, the layouts that did not fit at a smaller one changes
+    nothing: each batch's best plan, and the counts summed over the batches, equal
+    searches at each batch alone."""
+    spec = SOUNDNESS_CASES[case]
+    base = scenario_from_dict(spec)
+    goal = Goal(gpus=spec["n_gpus"])
+    searched = search(base, replace(goal, search_batch=True), top=1)
+    assert len(searched.batch.sizes) > 1, case
+    alone = [
+        search_layouts(replace(base, run=replace(base.run, global_batch_tokens=n)), goal, top=1)
+        for n in searched.batch.sizes
+    ]
+    for n, best, one in zip(searched.batch.sizes, searched.batch.best, alone, strict=True):
+        where = f"{case}, {tokens_text(n)}"
+        assert one.plans[0].days == pytest.approx(best.days, rel=1e-12), where
+        assert one.plans[0].layout() == best.layout(), where
+    assert searched.rejected == sum((one.rejected for one in alone), type(searched.rejected)())
+    assert searched.fitting == sum(one.fitting for one in alone)
