@@ -215,12 +215,12 @@ def search(
     progress: Callable[[int, int], None] | None = None,
 ) -> Search:
     """Enumerate, evaluate and rank layouts of ``base`` (its model, hardware and run); with
-    ``goal.search_batch`` at each batch ``advise_batch.batch_sizes`` gives (none when the
-    scenario has training phases: each sets its own batch), keeping the plans of the
+    ``goal.search_batch`` at each batch ``advise_batch.batch_sizes`` gives (not when
+    ``advise_batch.kept_because`` has a reason: phases, fine-tuning), keeping the plans of the
     batch ``advise_batch.choose`` picks, the counts of every batch searched."""
-    from sheetgen.advise_batch import batch_sizes, choose
+    from sheetgen.advise_batch import batch_sizes, choose, kept_because
 
-    if not goal.search_batch or base.run.phases:
+    if not goal.search_batch or kept_because(base) is not None:
         return search_layouts(base, goal, top, progress)
     from dataclasses import replace
 

@@ -32,6 +32,22 @@ BATCH_STEP = 2
 MEBI = 2**20
 
 
+def kept_because(base: Any) -> str | None:
+    """Why the scenario's batch is kept without a search, or None: training phases each
+    set their own batch, and LoRA / QLoRA fine-tuning is not what the pretraining fit
+    describes."""
+    from sheetgen.reference.finetune import FINETUNE_RECIPES
+
+    if base.run.phases:
+        return "each training phase sets its own batch"
+    if base.run.recipe in FINETUNE_RECIPES:
+        return (
+            f"{base.run.recipe} fine-tuning, which the pretraining fit (Scaling sheet) does not "
+            "describe"
+        )
+    return None
+
+
 def batch_sizes(batch: int, batch_opt: float) -> tuple[int, ...]:
     """The scenario's ``batch``, then each doubling of it up to ``batch_opt`` (and within
     the run setting's own range); only ``batch`` when it is already at or above it."""
@@ -145,8 +161,10 @@ def batch_lines(result: Search, base: Any) -> list[str]:
             f"batch (Scaling sheet): {chosen}"
         ]
     batch = base.run.global_batch_tokens
-    if base.run.phases:
-        return [f"global batch set by each training phase (the run's: {tokens_text(batch)})"]
+    kept = kept_because(base)
+    if kept is not None:
+        how = "the scenario's, not searched" if result.goal.search_batch else "as given"
+        return [f"global batch {tokens_text(batch)} tokens, {how}: {kept}"]
     opt = float(scaling(base)["batch_opt_tokens"])
     return [
         f"global batch {tokens_text(batch)} tokens as given (--global-batch-tokens): "

@@ -215,3 +215,16 @@ def test_each_batch_searched_equals_a_search_at_that_batch_alone(case: str) -> N
         assert one.plans[0].layout() == best.layout(), where
     assert searched.rejected == sum((one.rejected for one in alone), type(searched.rejected)())
     assert searched.fitting == sum(one.fitting for one in alone)
+
+
+def test_fine_tuning_keeps_its_batch_and_says_why() -> None:
+    args = ("advise", "--model", "llama3-8b", "--hardware", "h100-sxm", "--gpus", "1",
+            "--tokens", "100M", "--recipe", "lora", "--top", "1")  # fmt: skip
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert (
+        "global batch 4Mi tokens, the scenario's, not searched: lora fine-tuning, which the "
+        "pretraining fit (Scaling sheet) does not describe"
+    ) in result.output
+    base = scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm", "recipe": "lora"})
+    assert search(base, Goal(gpus=1, search_batch=True), top=1).batch is None
