@@ -3,8 +3,8 @@ search tries, which one it keeps, and why, in words.
 
 Without ``--global-batch-tokens`` the layouts are searched at the scenario's batch and
 at each doubling of it while it stays within the compute-optimal batch B_opt (the
-Scaling sheet's ``batch_opt_tokens``: Bi et al. 2024 (DeepSeek-AI), DeepSeek LLM, arXiv:2401.02954,
-section 3.1).  Doubling keeps every batch a whole number of the scenario's sequences
+Scaling sheet's ``batch_opt_tokens``: Bi et al. 2024 (DeepSeek-AI), DeepSeek LLM,
+arXiv:2401.02954, section 3.1).  Doubling keeps every batch a whole number of the scenario's sequences
 that splits wherever the scenario's batch splits (and over twice the replicas); up to
 B_opt the fit does not ask for a smaller batch, so the advisor is free to take the
 faster one.  The batch kept is the one whose best plan ranks first by the goal's first
