@@ -495,3 +495,15 @@ def test_reasons_for_ties_of_each_kind(why_searches) -> None:
         "same cost within 0.5%; listed by unrounded cost; fewer GPUs (64 vs 128); "
         "though 6.00 d later"
     ), why_better(a, b, deadline)
+
+
+def test_a_free_gpu_hour_ranks_on_the_energy_bill() -> None:
+    """A GPU-hour price of 0 with energy billed: the search prices each layout's GPU-hours
+    at the energy and contingency alone (no division by the GPU cost, which is 0), and
+    the plans shown cost exactly what the Summary says."""
+    base = scenario_from_dict({**BASE, "price_per_gpu_hour": 0, "price_includes_power": 0})
+    result = search(base, Goal(gpus=64), top=3)
+    assert result.plans
+    for plan in result.plans:
+        assert plan.cost > 0 and plan.values["gpu_cost_usd"] == 0
+        assert plan.cost == pytest.approx(plan.values["cost_total_usd"], rel=1e-12)

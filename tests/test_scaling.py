@@ -5,6 +5,10 @@ the paper's constants, not by calling ``sheetgen.reference.scaling``: in the
 reference, after pycel recalculates every shipped scenario, and after LibreOffice
 recalculates one workbook.  Data and epochs: 3T x 2 trains 6T tokens everywhere,
 the epochs warning, and one-line errors (exit code 2).
+
+The compute-optimal batch and learning rate (issue 41): DeepSeek LLM's fit written out
+here, against the reference, pycel and LibreOffice, and against the batch and learning
+rate the paper gives its own 7B and 67B models; the bubble and batch warnings both ways.
 """
 
 from __future__ import annotations
@@ -40,6 +44,33 @@ TOLERANCE = {
     "chinchilla_loss_opt": 0.03,
     "overtrain_factor": 0.02,
 }
+
+
+# Bi et al. 2024 (DeepSeek LLM, arXiv:2401.02954), section 3.1: B_opt = 0.2920 C^0.3271
+# tokens, eta_opt = 0.3118 C^-0.1250.
+BATCH_COEF, BATCH_EXP, LR_COEF, LR_EXP = 0.2920, 0.3271, 0.3118, 0.1250
+BATCH_KEYS = ("batch_opt_tokens", "batch_opt_seqs", "lr_opt", "batch_vs_opt")
+
+
+def independent_batch(budget: float, batch: float, seq_len: float) -> dict[str, float]:
+    """DeepSeek LLM's hyperparameter fit at the budget C, written out from the paper."""
+    b_opt = BATCH_COEF * budget**BATCH_EXP
+    return {
+        "batch_opt_tokens": b_opt,
+        "batch_opt_seqs": b_opt / seq_len,
+        "lr_opt": LR_COEF * budget**-LR_EXP,
+        "batch_vs_opt": batch / b_opt,
+    }
+
+
+def expect_batch_keys(got: dict, where: str) -> None:
+    want = independent_batch(
+        got["scaling_flops_budget"], got["global_batch_tokens"], got["seq_len"]
+    )
+    for key in BATCH_KEYS:
+        assert got[key] == pytest.approx(want[key], rel=1e-9), (
+            f"{key} [{where}]: got {got[key]!r}, independent {want[key]!r}"
+        )
 
 
 def independent(n_params: float, tokens: float) -> dict[str, float]:
@@ -99,6 +130,7 @@ def test_scaling_keys_equal_the_independent_computation(scenario):
     n_params = r["params_active"]  # the N of the FLOPs sheet's 6N
     expect_independent(r, n_params, scenario.run.train_tokens, scenario.name)
     assert r["scaling_flops_budget"] == pytest.approx(r["flops_train_6nd"], rel=1e-12)
+    expect_batch_keys(r, scenario.name)
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +150,7 @@ def test_scaling_after_pycel_recalculation(shipped_workbook, i):
     s = scenarios[i]
     got = {k: v for (sheet, k, name), v in values.items() if name == s.name}
     expect_independent(got, got["scaling_params"], got["train_tokens"], f"pycel, {s.name}")
+    expect_batch_keys(got, f"pycel, {s.name}")
     bad = mismatches(values, {s.name: compute(s)}, [s.name])
     assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
 
@@ -346,3 +379,131 @@ def test_editing_epochs_in_the_workbook_moves_every_figure(data_matrix, tmp_path
     read = read_inputs(path)
     assert "train_tokens" not in read.values[0]
     assert (read.values[0]["dataset_tokens"], read.values[0]["epochs"]) == (3 * 10**12, 2)
+
+
+# DeepSeek LLM, Table 2: the batch (sequences of 4,096) and peak learning rate the paper
+# set for its own models, both trained on 2.0T tokens; C = 6 N D with N = 7B and 67B.
+DEEPSEEK_OWN = [
+    ("DeepSeek LLM 7B", 7e9, 2304 * 4096, 4.2e-4),
+    ("DeepSeek LLM 67B", 67e9, 4608 * 4096, 3.2e-4),
+]
+
+
+@pytest.mark.parametrize(("name", "n", "batch", "lr"), DEEPSEEK_OWN, ids=lambda x: str(x))
+def test_batch_law_gives_the_papers_own_batch_and_learning_rate(name, n, batch, lr):
+    """The reference's fit at the budget of DeepSeek's 7B and 67B runs is within 3% of the
+    batch and learning rate the paper chose for them (Table 2; the fit set them, so this
+    checks the transcription and the 6ND stand-in for the paper's own C, not the law)."""
+    from sheetgen.reference.scaling import batch_law
+    from sheetgen.scenarios.files import scenario_from_dict
+
+    run = scenario_from_dict({"model": "llama3-8b", "hardware": "h100-sxm"}).run
+    got = batch_law(run, 6 * n * 2e12)
+    assert got["batch_opt_tokens"] == pytest.approx(batch, rel=0.03), name
+    assert got["lr_opt"] == pytest.approx(lr, rel=0.03), name
+
+
+def batch_items() -> list[dict]:
+    big = {"model": "llama3-405b", "hardware": "h100-sxm", "n_gpus": 16384, "tp": 8}
+    small = {"model": "llama3-8b", "hardware": "h100-sxm", "n_gpus": 64, "train_tokens": "1T"}
+    return [
+        # The issue's case: 4Mi leaves one micro-batch per pipeline of 2 (bubble 50%).
+        {"name": "405B, 4Mi batch", **big, "pp": 2, "train_tokens": "15.6T"},
+        {
+            "name": "405B, the paper's 16Mi batch",
+            **big,
+            "pp": 16,
+            "pp_virtual_stages": 4,
+            "seq_len": 8192,
+            "global_batch_tokens": 16 * 2**20,
+            "train_tokens": "15.6T",
+        },
+        {"name": "8B, 128Mi batch", **small, "global_batch_tokens": 128 * 2**20},
+        {
+            "name": "8B, own fit and thresholds",
+            **small,
+            "tp": 8,
+            "pp": 4,
+            "global_batch_tokens": 16384,  # 2 micro-batches per pipeline of 4: bubble 60%
+            "deepseek_batch_coef": 0.5,
+            "deepseek_batch_exp": 0.3,
+            "deepseek_lr_coef": 0.2,
+            "deepseek_lr_exp": 0.1,
+            "bubble_warn_share": 0.7,
+            "batch_warn_factor": 1000,
+        },
+        {"name": "8B LoRA, small batch", **small, "recipe": "lora", "global_batch_tokens": 65536},
+    ]
+
+
+# (chk_bubble_within, chk_batch_near_opt) of each batch item.
+BATCH_FLAGS = {
+    "405B, 4Mi batch": (0, 0),
+    "405B, the paper's 16Mi batch": (1, 1),
+    "8B, 128Mi batch": (1, 0),
+    "8B, own fit and thresholds": (1, 1),
+    "8B LoRA, small batch": (1, 1),
+}
+
+
+@pytest.fixture(scope="module")
+def batch_matrix(tmp_path_factory):
+    return build_matrix(tmp_path_factory.mktemp("batch"), batch_items(), "batch")
+
+
+def test_batch_warnings_both_ways(batch_matrix):
+    _path, _scenarios, reference = batch_matrix
+    for name, (bubble, near) in BATCH_FLAGS.items():
+        r = reference[name]
+        got = (r["chk_bubble_within"], r["chk_batch_near_opt"])
+        assert got == (bubble, near), (
+            f"{name}: (chk_bubble_within, chk_batch_near_opt) = {got}, expected "
+            f"{(bubble, near)}; bubble {r['pipeline_bubble']:.3f}, batch/B_opt "
+            f"{r['batch_vs_opt']:.3f}"
+        )
+        assert r["chk_batch_law_inputs"] == 1, name
+    assert reference["405B, 4Mi batch"]["pipeline_bubble"] == pytest.approx(0.5)
+    own = reference["8B, own fit and thresholds"]
+    assert own["pipeline_bubble"] == pytest.approx(0.6), "the own threshold (70%) lets it pass"
+    assert own["batch_vs_opt"] < 1 / 10, "the own factor (1,000) lets it pass"
+    note = reference["8B, 128Mi batch"]["batch_opt_note"]
+    assert note.startswith("the batch is ") and "x the compute-optimal" in note, note
+    note = reference["405B, 4Mi batch"]["batch_opt_note"]
+    assert note.startswith("the batch is 6% of the compute-optimal 68M tokens"), note
+
+
+def test_batch_keys_after_pycel_recalculation(batch_matrix):
+    path, _scenarios, reference = batch_matrix
+    values = recalc_pycel(path)
+    bad = mismatches(values, reference)
+    assert not bad, f"{len(bad)} keys differ in pycel:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.libreoffice
+def test_batch_keys_after_libreoffice_recalculation(batch_matrix):
+    """Every key of the five batch scenarios (the new Scaling rows and the two warnings
+    included) as LibreOffice recalculates them equals the reference, and the fit's keys
+    equal the paper's formula written out here."""
+    path, _scenarios, reference = batch_matrix
+    values = libreoffice_values(path)
+    bad = mismatches(values, reference)
+    assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
+    for name, (bubble, near) in BATCH_FLAGS.items():
+        got = {k: v for (sheet, k, n), v in values.items() if n == name}
+        assert (got["chk_bubble_within"], got["chk_batch_near_opt"]) == (bubble, near), name
+        if name != "8B, own fit and thresholds":
+            expect_batch_keys(got, f"LibreOffice, {name}")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--deepseek-batch-exp", "0"), ("--deepseek-batch-exp", "0")),
+        (("--deepseek-lr-exp", "-0.125"), ("--deepseek-lr-exp", "-0.125")),
+        (("--deepseek-batch-coef", "1e9"), ("--deepseek-batch-coef",)),
+        (("--batch-warn-factor", "0.5"), ("--batch-warn-factor", "0.5")),
+        (("--bubble-warn-share", "1"), ("--bubble-warn-share", "[0, 1)")),
+    ],
+)
+def test_bad_batch_law_flags_are_one_line_exit_2(args, words):
+    one_line_exit_2(run_cli(*BASE, *args), *words)

@@ -36,6 +36,16 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2412.19437",
     ),
     (
+        "Bi et al. 2024",
+        "DeepSeek LLM: Scaling Open-Source Language Models with Longtermism (DeepSeek-AI)",
+        "https://arxiv.org/abs/2401.02954",
+    ),
+    (
+        "Huang et al. 2019",
+        "GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism",
+        "https://arxiv.org/abs/1811.06965",
+    ),
+    (
         "Korthikanti et al. 2022",
         "Reducing Activation Recomputation in Large Transformer Models",
         "https://arxiv.org/abs/2205.05198",

@@ -143,6 +143,9 @@ def advise_cmd(
 
     Give --model, --hardware, --tokens and one of --gpus N, --deadline DAYS or
     --budget USD (plus any run flags: --seq-len, --global-batch-tokens, ...).
+    Without --global-batch-tokens the global batch is searched too: the scenario's,
+    doubled up to the compute-optimal batch (Scaling sheet); advise says which it kept
+    and why.
     --hardware all searches every accelerator preset (shipped and --presets) and
     ranks their plans together, each naming its accelerator.
     """
@@ -181,6 +184,7 @@ def advise_cmd(
     goal = Goal(
         gpus=base.run.n_gpus if flags.get("n_gpus") is not None else None,
         deadline_days=days, budget_usd=usd, max_gpus=largest,
+        search_batch=flags.get("global_batch_tokens") is None,
     )  # fmt: skip
     if every:
         from sheetgen.planning.hardware import search_all_hardware
@@ -194,6 +198,10 @@ def advise_cmd(
     click.echo(advise_summary(result), err=fmt != "table")
     if not result.plans:
         raise SheetgenError("advise", "no layout fits and meets the goal; see the counts above")
+    from sheetgen.planning.batch import batch_lines
+
+    for line in batch_lines(result, base):
+        click.echo(line, err=fmt != "table")
     click.echo(render(advise_frame(result), fmt))
     if every:  # one price for every accelerator: say so beside the ranking it drives
         from sheetgen.reference.schedule import gpu_price_used
@@ -207,7 +215,7 @@ def advise_cmd(
             err=fmt != "table",
         )
     if out is not None:
-        from sheetgen.planning.advise import plans_yaml
+        from sheetgen.planning.write import plans_yaml
 
         # The parsed values (numbers as numbers), not the flags' text.
         run_given = {

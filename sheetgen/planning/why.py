@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sheetgen.planning.advise import Goal, Plan
+    from sheetgen.planning.layout_search import Goal, Plan
 
 # What the model resolves: a plan's days and cost, and the step terms behind them, are
 # estimates (the step-time model is fitted to published runs with a median error of a

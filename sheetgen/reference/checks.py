@@ -16,6 +16,7 @@ from sheetgen.reference.inputs import KeyValues, microbatches, num_text
 from sheetgen.reference.parallelism_sheet import parallelism
 from sheetgen.reference.params import kv_heads, params, tp_splits_heads
 from sheetgen.reference.phases import phases
+from sheetgen.reference.scaling import scaling
 from sheetgen.reference.schedule import schedule
 from sheetgen.reference.serving import serving
 from sheetgen.scenarios.scenario import Scenario
@@ -45,6 +46,7 @@ ERROR_FLAGS = (
     "chk_pue_range",
     "chk_data_scaling_inputs",
     "chk_lora_inputs",
+    "chk_batch_law_inputs",
     "chk_no_errors",
 )
 # The Checks rows of the verdict's own tests (fits_per_gpu, batch_splits): a 0 makes
@@ -66,6 +68,8 @@ WARNING_FLAGS = (
     "chk_inf_within_context",
     "chk_train_within_context",
     "chk_node_within_domain",
+    "chk_bubble_within",
+    "chk_batch_near_opt",
 )
 # Epochs beyond which repeated data is worth little (Muennighoff et al. 2023,
 # arXiv:2305.16264: returns diminish quickly after about 4 epochs).
@@ -82,6 +86,7 @@ def checks(s: Scenario) -> dict[str, float]:
     clk = clock(s)
     inf = inference(s)
     serve = serving(s)
+    batch_vs_opt = float(scaling(s)["batch_vs_opt"])
     peak = s.hardware.peak_fp8_tflops if run.peak_dtype == "fp8" else s.hardware.peak_bf16_tflops
     out: dict[str, float] = {
         "chk_model_found": 1,
@@ -120,6 +125,8 @@ def checks(s: Scenario) -> dict[str, float]:
         "chk_data_scaling_inputs": 1,
         # LoRA targets are defined for standard attention and dense MLPs (reference/finetune.py).
         "chk_lora_inputs": int(run.recipe not in FINETUNE_RECIPES or not (m.is_moe or m.is_mla)),
+        # Scenario validation rejects a batch-law constant or warning threshold out of range.
+        "chk_batch_law_inputs": 1,
         # The reference produces no error values; the workbook's flag tests its own cells.
         "chk_no_errors": 1,
         # The layout's peak per GPU against the usable memory (capacity less headroom),
@@ -159,6 +166,15 @@ def checks(s: Scenario) -> dict[str, float]:
         # Issue 41: GPUs per node beyond the accelerator's fast-interconnect domain puts
         # traffic on the intra-node link that really crosses the network.
         "chk_node_within_domain": int(run.gpus_per_node <= s.hardware.fast_domain_gpus),
+        # The batch leaves each pipeline enough micro-batches that the bubble stays within
+        # its share (Huang et al. 2019, GPipe, section 2.3: m >= 4 x pp).
+        "chk_bubble_within": int(par["pipeline_bubble"] <= run.bubble_warn_share),
+        # The batch within a factor of DeepSeek LLM's compute-optimal batch (a pretraining
+        # law: LoRA and QLoRA fine-tuning pass).
+        "chk_batch_near_opt": int(
+            run.recipe in FINETUNE_RECIPES
+            or 1 / run.batch_warn_factor <= batch_vs_opt <= run.batch_warn_factor
+        ),
     }
     out["checks_ok"] = min(out[k] for k in ERROR_FLAGS)
     out["chk_warnings"] = sum(1 - out[k] for k in WARNING_FLAGS)

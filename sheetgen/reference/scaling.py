@@ -20,6 +20,16 @@ C = 6 N D has the closed form (eq. 4; Appendix D.2)::
 ``overtrain_factor`` = D / D_opt.  Beside it the 20-tokens-per-parameter rule
 of thumb (D = 20 N, so N = sqrt(C / 120)).  This is approach 3's fit only; it
 does not reproduce the paper's Table 3 (approach 1).
+
+The compute-optimal batch size and learning rate (Bi et al. 2024, DeepSeek LLM,
+arXiv:2401.02954, section 3.1; the four constants are run inputs)::
+
+    B_opt = 0.2920 C^0.3271 tokens,   eta_opt = 0.3118 C^-0.1250
+
+C is the budget above, 6 N D.  (The paper counts compute as non-embedding FLOPs per
+token x tokens, section 3.2; the two differ by a few per cent for these models, which
+moves B_opt by a third of that.)  ``batch_vs_opt`` = the scenario's global batch /
+B_opt, and ``batch_opt_note`` says it in words.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ import math
 
 from sheetgen.reference.inputs import num_text
 from sheetgen.reference.params import params
-from sheetgen.scenarios.scenario import Scenario
+from sheetgen.scenarios.scenario import Run, Scenario
 
 # Tokens per parameter of the rule of thumb drawn from Hoffmann et al. 2022 (Table 3:
 # about 20 tokens per parameter at each compute-optimal size).
@@ -55,6 +65,35 @@ def overtrain_note(factor: float) -> str:
     )
 
 
+def batch_note(batch: float, batch_opt: float) -> str:
+    """The scenario's batch against the compute-optimal one, in words (the sheet's
+    formula, with ROUND as the spreadsheet writes it)."""
+    ratio = batch / batch_opt
+    opt = f"the compute-optimal {num_text(batch_opt / 10**6, 1)}M tokens"
+    if ratio >= 1:
+        return (
+            f"the batch is {num_text(ratio, 2)}x {opt}: fewer, larger steps; far above it "
+            "each token teaches less"
+        )
+    return (
+        f"the batch is {num_text(ratio * 100)}% of {opt}: more, smaller steps, and fewer "
+        "micro-batches per replica; up to the optimum a larger batch often trains faster "
+        "(advise searches it)"
+    )
+
+
+def batch_law(run: Run, budget: float) -> dict[str, float | str]:
+    """DeepSeek LLM's compute-optimal batch and learning rate for ``budget`` FLOPs."""
+    batch_opt = run.deepseek_batch_coef * budget**run.deepseek_batch_exp
+    return {
+        "batch_opt_tokens": batch_opt,
+        "batch_opt_seqs": batch_opt / run.seq_len,
+        "lr_opt": run.deepseek_lr_coef * budget ** (-run.deepseek_lr_exp),
+        "batch_vs_opt": run.global_batch_tokens / batch_opt,
+        "batch_opt_note": batch_note(run.global_batch_tokens, batch_opt),
+    }
+
+
 def scaling(s: Scenario) -> dict[str, float | str]:
     run = s.run
     n = params(s.model)["params_active"]
@@ -71,7 +110,7 @@ def scaling(s: Scenario) -> dict[str, float | str]:
     loss_opt = chinchilla_loss(n_opt, d_opt, e, a, b, alpha, beta)
     factor = d / d_opt
     rule_n = math.sqrt(budget / (6 * RULE_TOKENS_PER_PARAM))
-    return {
+    out: dict[str, float | str] = {
         "scaling_params": n,
         "scaling_flops_budget": budget,
         "chinchilla_g": g,
@@ -89,3 +128,5 @@ def scaling(s: Scenario) -> dict[str, float | str]:
         "rule20_tokens_opt": RULE_TOKENS_PER_PARAM * rule_n,
         "rule20_overtrain_factor": d / (RULE_TOKENS_PER_PARAM * n),
     }
+    out.update(batch_law(run, budget))
+    return out

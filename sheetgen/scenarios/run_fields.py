@@ -1016,6 +1016,72 @@ FIELDS: tuple[Field, ...] = (
         ),
         limit=(0.05, 2, _CHINCHILLA_EXPONENT),
     ),
+    # The batch as a decision (issue 41): DeepSeek LLM's compute-optimal batch size and
+    # learning rate (Bi et al. 2024, DeepSeek LLM, arXiv:2401.02954, section 3.1), and the two
+    # warnings' thresholds (Checks).
+    Field(
+        key="deepseek_batch_coef",
+        kind="float",
+        default=0.2920,
+        doc=(
+            "compute-optimal batch, B_opt = coef x C^exp tokens, C in FLOPs: the coefficient "
+            "(Bi et al. 2024 (DeepSeek-AI), DeepSeek LLM, arXiv:2401.02954, section 3.1: 0.2920)"
+        ),
+        limit=(1e-6, 10**6, "a power law's coefficient; the published fit is 0.29"),
+    ),
+    Field(
+        key="deepseek_batch_exp",
+        kind="float",
+        default=0.3271,
+        doc=(
+            "compute-optimal batch, B_opt = coef x C^exp: the exponent of the compute "
+            "(DeepSeek LLM, section 3.1: 0.3271)"
+        ),
+        limit=(0.01, 1, "an exponent of the compute; the published fit is 0.33"),
+    ),
+    Field(
+        key="deepseek_lr_coef",
+        kind="float",
+        default=0.3118,
+        doc=(
+            "compute-optimal learning rate, eta_opt = coef x C^-exp, C in FLOPs: the "
+            "coefficient (DeepSeek LLM, section 3.1: 0.3118)"
+        ),
+        limit=(1e-6, 10**6, "a power law's coefficient; the published fit is 0.31"),
+    ),
+    Field(
+        key="deepseek_lr_exp",
+        kind="float",
+        default=0.1250,
+        doc=(
+            "compute-optimal learning rate, eta_opt = coef x C^-exp: the exponent, entered "
+            "positive (DeepSeek LLM, section 3.1: C^-0.1250)"
+        ),
+        limit=(0.01, 1, "an exponent of the compute; the published fit is 0.125"),
+    ),
+    Field(
+        key="bubble_warn_share",
+        kind="share",
+        default=0.2,
+        doc=(
+            "Checks warns when the pipeline bubble, (pp-1)/(v x m + pp-1), exceeds this share "
+            "of the step: 20% is GPipe's m >= 4 x pp, where it found the bubble negligible "
+            "(Huang et al. 2019, GPipe, arXiv:1811.06965, section 2.3)"
+        ),
+        limit=(0, 1, "a share of the step"),
+    ),
+    Field(
+        key="batch_warn_factor",
+        kind="float",
+        default=10,
+        doc=(
+            "Checks warns when the global batch is more than this factor above or below the "
+            "compute-optimal batch (Scaling); 10: an order of magnitude, since the fit's "
+            "near-optimal band is wide (DeepSeek LLM, section 3.1) and Llama 3 405B trained "
+            "at 0.25x it (Dubey et al. 2024, section 3.4.1)"
+        ),
+        limit=(1, 10**6, "a factor of at least 1"),
+    ),
     # Serving plan (issue 23; Serving sheet, Months' serving rows).
     Field(
         key="serve_requests_per_s",
