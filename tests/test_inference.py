@@ -119,7 +119,9 @@ def test_llama3_8b_kv_cache_per_token_and_mha():
 
 def test_decode_sanity_llama3_8b_bf16_one_h100():
     """Batch 1, BF16 8B on one H100: tokens/s = bandwidth x efficiency / bytes read."""
-    r = calc("llama3-8b h100 decode", model="llama3-8b", hardware="h100-sxm", inf_batch=1)
+    r = calc(
+        "llama3-8b h100 decode", model="llama3-8b", hardware="h100-sxm", inf_batch=1, inf_bw_eff=0.8
+    )
     assert r["inf_decode_memory_bound"] == 1, "batch-1 decode should be bandwidth-bound"
     weights = 8_030_261_248 * 2
     kv = 128 * 1024 * (4000 + 100 / 2)  # the cache at the average decode context
@@ -128,7 +130,9 @@ def test_decode_sanity_llama3_8b_bf16_one_h100():
     expect(r, "inf_seq_tokens_per_s", expected, rel=1e-12)
     expect(r, "inf_decode_tokens_per_s", 161.5, abs=0.05)
     # With a negligible cache it is bandwidth over weight bytes within the efficiency.
-    short = calc("llama3-8b h100 1+1", model="llama3-8b", prompt_len=1, output_len=1)
+    short = calc(
+        "llama3-8b h100 1+1", model="llama3-8b", prompt_len=1, output_len=1, inf_bw_eff=0.8
+    )
     short["_ideal"] = 3.35e12 / weights
     expect(short, "_ideal", 208.6, abs=0.05)
     expect(short, "inf_decode_tokens_per_s", 0.8 * short["_ideal"], rel=1e-4)
