@@ -416,8 +416,8 @@ FIELDS: tuple[Field, ...] = (
         kind="fraction",
         default=0.5,
         doc=(
-            "inference: share of the dense peak reached in prefill and decode matmuls "
-            "(illustrative default, replace with a measurement)"
+            "inference: not read since issue 39 (the serving step model takes its GEMM "
+            "rate from the hardware's gemm_eff fields); kept so that scenario files load"
         ),
         limit=(0.0001, 1, "share of the dense peak"),
     ),
