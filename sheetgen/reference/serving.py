@@ -219,6 +219,35 @@ def choose_tp(s: Scenario, c: dict[str, float]) -> tuple[int, dict[str, float | 
     return (s.run.serve_tp if s.run.serve_tp > 0 else chosen), out
 
 
+def _verdict(
+    s: Scenario, r: dict[str, float], t: int, c: dict[str, float], step1: float, ok: str
+) -> str:
+    """The serving verdict: the first limit that makes the plan impossible, else ``ok``."""
+    run = s.run
+    rate = run.serve_requests_per_s
+    if rate <= 0:
+        return "no serving plan: 0 requests/s at peak on Inputs"
+    elif r["b_kv"] < 1:
+        return (
+            f"KV memory: at tp {t} the weights ({num_text(r['weight_bytes_gpu'] / GIGA, 1)} GB "
+            f"per GPU) and overhead leave no room for one {c['request_tokens']}-token "
+            f"request in {num_text(s.hardware.mem_gb, 1)} GB"
+        )
+    elif r["b_ttft"] < 1:
+        return (
+            f"TTFT {num_text(run.slo_ttft_s, 3)} s impossible: one {run.prompt_len}-token prompt "
+            f"prefills in {num_text(r['prefill_s'], 3)} s + one decode step "
+            f"{num_text(step1, 3)} s at tp {t}"
+        )
+    elif r["b_tpot"] < 1:
+        return (
+            f"TPOT {num_text(run.slo_tpot_s, 3)} s impossible: at batch 1 a decode step takes "
+            f"{num_text(step1, 4)} s (weights read {num_text(r['weight_s'], 4)} s) + "
+            f"{num_text(r['stall_s'] / run.output_len, 4)} s of prefill per token at tp {t}"
+        )
+    return ok
+
+
 def serving(s: Scenario) -> dict[str, float | str]:
     """Every Serving-sheet key of one scenario (a fresh dict)."""
     return dict(_serving(s))
@@ -283,28 +312,7 @@ def _serving(s: Scenario) -> dict[str, float | str]:
         f"{high} replicas on average, USD {num_text(low * t * hours * price, 0)} to "
         f"{num_text(high * t * hours * price, 0)} a month"
     )
-    if rate <= 0:
-        verdict = "no serving plan: 0 requests/s at peak on Inputs"
-    elif r["b_kv"] < 1:
-        verdict = (
-            f"KV memory: at tp {t} the weights ({num_text(r['weight_bytes_gpu'] / GIGA, 1)} GB "
-            f"per GPU) and overhead leave no room for one {c['request_tokens']}-token "
-            f"request in {num_text(s.hardware.mem_gb, 1)} GB"
-        )
-    elif r["b_ttft"] < 1:
-        verdict = (
-            f"TTFT {num_text(run.slo_ttft_s, 3)} s impossible: one {run.prompt_len}-token prompt "
-            f"prefills in {num_text(r['prefill_s'], 3)} s + one decode step "
-            f"{num_text(step1, 3)} s at tp {t}"
-        )
-    elif r["b_tpot"] < 1:
-        verdict = (
-            f"TPOT {num_text(run.slo_tpot_s, 3)} s impossible: at batch 1 a decode step takes "
-            f"{num_text(step1, 4)} s (weights read {num_text(r['weight_s'], 4)} s) + "
-            f"{num_text(r['prefill_s'] / run.output_len, 4)} s of prefill per token at tp {t}"
-        )
-    else:
-        verdict = f"OK: batch {used} per replica, bound by {binding}"
+    verdict = _verdict(s, r, t, c, step1, f"OK: batch {used} per replica, bound by {binding}")
     plan_ok = ok and rate > 0
     if plan_ok:
         summary = (
