@@ -741,10 +741,10 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="inf_collective_latency_s",
         kind="float",
-        default=9.6e-06,
+        default=1.39e-05,
         doc=(
             "inference: fixed latency of one tensor-parallel all-reduce, seconds (engine "
-            "profile, fitted: presets/tables/serving_engines.yaml; vLLM 9.6 us)"
+            "profile, fitted: presets/tables/serving_engines.yaml; vLLM 13.9 us)"
         ),
         unit="s",
         limit=(0, 10, "seconds per all-reduce"),
@@ -777,21 +777,21 @@ FIELDS: tuple[Field, ...] = (
         zero_ok=True,
     ),
     Field(
-        key="inf_gemm_m_half",
+        key="inf_gemm_half_ridge",
         kind="float",
-        default=121,
+        default=1,
         doc=(
-            "inference: decode GEMM rows (sequences in the step) at which the GEMMs run at "
-            "half the large-GEMM efficiency: the small-M curve (engine profile, fitted)"
+            "inference: the rows (tokens in the step) at which a GEMM runs at half its "
+            "large-GEMM rate, as a share of the ridge rows (where its FLOPs take as long as "
+            "streaming its weights); fitted 1.03 on the shipped serving rows, set at 1"
         ),
-        unit="tokens",
-        limit=(0, 10**7, "rows"),
+        limit=(0, 100, "shares of the ridge rows"),
         zero_ok=True,
     ),
     Field(
         key="inf_layer_latency_s",
         kind="float",
-        default=6.7e-05,
+        default=3.05e-05,
         doc=(
             "inference: fixed time per layer per forward pass (kernel launches and "
             "synchronisation), at any tp (engine profile, fitted: serving_engines.yaml)"
@@ -803,7 +803,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="inf_step_overhead_s",
         kind="float",
-        default=0,
+        default=0.00073,
         doc=(
             "inference: fixed time per engine step (scheduling, sampling, the host's "
             "share) (engine profile, fitted: serving_engines.yaml)"
@@ -850,7 +850,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="serve_calibration_error",
         kind="fraction",
-        default=0.13,
+        default=0.14,
         doc=(
             "serving: the step model's error quoted beside replicas and cost: the 90th "
             "percentile |error| of the shipped output tok/s rows (sheetgen serving-check)"

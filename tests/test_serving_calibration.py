@@ -29,7 +29,7 @@ def test_every_profile_value_names_its_source() -> None:
 
     path = serving_check.engines_path()
     doc = load_yaml(path.read_text(encoding="utf-8"), str(path))
-    fitted = {"inf_bw_eff", "inf_kv_eff", "inf_kv_ctx_half", "inf_gemm_m_half"}
+    fitted = {"inf_bw_eff", "inf_kv_eff", "inf_kv_ctx_half", "inf_gemm_half_ridge"}
     fitted |= {"inf_layer_latency_s", "inf_collective_latency_s", "inf_step_overhead_s"}
     fitted |= {"inf_seq_overhead_s"}
     for engine in doc["engines"]:

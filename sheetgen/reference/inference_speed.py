@@ -1,16 +1,17 @@
 """The Inference sheet's speed and cost: the batch that runs, prefill, decode, latency.
 
 The batch that runs (issue 39): an engine admits only the sequences its paged KV cache
-holds, so ``inf_batch_run`` = min(``inf_batch``, the engine's batch limit
-``inf_engine_max_batch``, floor(``inf_kv_mem_fraction`` x the memory left for the
-cache / the cache of the average sequence in flight)), at least 1.  The average
+holds, so ``inf_batch_run`` = min(``inf_batch``, floor(``inf_kv_mem_fraction`` x the
+memory left for the cache / the cache of the average sequence in flight)), at least 1
+(the batch typed is the engine's configured batch: its default limit,
+``inf_engine_max_batch``, caps only the Serving sheet's SLO batch).  The average
 sequence in flight holds P + O/2 tokens in whole blocks (``inf_kv_occupancy_tokens``);
 the requests beyond it queue.  ``inf_batch_note`` says so in words.  Speed and cost
 follow from that batch B (reference.step_model's terms, on this sheet at the
 Inference tp t):
 
   prefill   = MAX(weights read, GEMMs of B x P tokens at the GEMM rate x T / (T +
-              inf_gemm_m_half)) + the attention core at attn_eff x P / (P +
+              half rows)) + the attention core at attn_eff x P / (P +
               attn_seq_half) + the prompt's all-reduces + n_layers x
               inf_layer_latency_s + inf_step_overhead_s;
   TTFT      = inf_ttft_overhead_s + prefill;
@@ -24,7 +25,8 @@ Inference tp t):
   GPU-hours per million output tokens = t x 10^6 / (tokens/s x 3600).
 
 The GEMM rate per GPU is the weight format's peak x e_max x w / (w + gemm_dim_half),
-w = h / t (step_model.gemm_rate; the Serving sheet's serve_gemm_peak_flops).  The
+w = h / t (step_model.gemm_rate; the Serving sheet's serve_gemm_peak_flops); the half
+rows are inf_gemm_half_ridge x the ridge rows (step_model.gemm_half_rows).  The
 "swapped" rows repeat prefill, decode and cost with prompt O and output P.
 """
 
@@ -34,7 +36,7 @@ import math
 
 from sheetgen.reference.kv_cache import window_layer_share
 from sheetgen.reference.request import attended, cache_bytes
-from sheetgen.reference.step_model import gemm_rate
+from sheetgen.reference.step_model import gemm_half_rows, gemm_rate
 from sheetgen.scenario import Scenario
 from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
 
@@ -49,19 +51,16 @@ def batch_run(
     occupancy = math.ceil(avg / block) * block
     seq = cache_bytes(kv, s.model.sliding_window, occupancy) * share
     holds = math.floor(run.inf_kv_mem_fraction * budget / seq) if budget > 0 else 0
-    limit = run.inf_engine_max_batch
-    batch = max(1, min(run.inf_batch, holds, limit))
-    if run.inf_batch <= min(holds, limit):
+    batch = max(1, min(run.inf_batch, holds))
+    if run.inf_batch <= holds:
         note = f"runs as asked: batch {run.inf_batch}"
     elif holds < 1:
         note = "does NOT fit: no room for one sequence's cache; shown at batch 1"
-    elif holds <= limit:
+    else:
         note = (
             f"asked {run.inf_batch}; the KV cache holds {holds} sequences in flight "
             f"({occupancy} tokens each on average): runs {batch}, the rest queue"
         )
-    else:
-        note = f"asked {run.inf_batch}; the engine runs at most {limit}: runs {batch}"
     return {
         "inf_kv_occupancy_tokens": occupancy,
         "inf_kv_run_bytes_per_seq": seq,
@@ -104,7 +103,7 @@ def speed(
 
     def prefill(p_len: int) -> tuple[float, float, float, float]:
         tokens = batch * p_len
-        gemm = tokens * flops_token / (rate * tokens / (tokens + run.inf_gemm_m_half))
+        gemm = tokens * flops_token / (rate * tokens / (tokens + gemm_half_rows(s)))
         core = run.causal_factor * p_len * p_len * attn_ctx * window_layer_share(m, p_len)
         attn = batch * core / (attn_rate * p_len / (p_len + hw.attn_seq_half))
         ar = allreduce_s(p_len)
@@ -117,7 +116,7 @@ def speed(
         return kv_read, attn
 
     mem_s = decode_weight_gpu / (hbm * run.inf_bw_eff)
-    gemm_s = flops_token * (batch + run.inf_gemm_m_half) / rate
+    gemm_s = flops_token * (batch + gemm_half_rows(s)) / rate
     ar_step = allreduce_s(1)
     step_fixed = fixed + batch * run.inf_seq_overhead_s
     p_gemm, p_attn, ar_prefill, prefill_s = prefill(prompt)
@@ -140,6 +139,7 @@ def speed(
     )
     return {
         "inf_gemm_flops_per_s": rate,
+        "inf_gemm_half_rows": gemm_half_rows(s),
         "inf_fixed_s_per_pass": fixed,
         "inf_prefill_flops": batch * (prompt * flops_token + core),
         "inf_prefill_gemm_s": p_gemm,
@@ -157,7 +157,7 @@ def speed(
         "inf_allreduce_s_per_step": ar_step,
         "inf_decode_fixed_s": step_fixed,
         "inf_decode_step_s": step_s,
-        "inf_decode_memory_bound": int(mem_s >= gemm_s),
+        "inf_decode_memory_bound": int(mem_s >= flops_token * batch / rate),
         "inf_seq_tokens_per_s": 1 / step_s,
         "inf_decode_tokens_per_s": batch / step_s,
         "inf_e2e_s": e2e,

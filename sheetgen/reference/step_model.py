@@ -7,11 +7,14 @@ t tensor-parallel GPUs, B sequences in flight at average context c:
 
   weights      W_s = weight bytes per GPU / (HBM bandwidth x inf_bw_eff): every step
                streams the weights once (Pope et al. 2022, section 2).
-  GEMMs        G(B) = 2 N_active x (B + inf_gemm_m_half) / (t x peak x e_max): the
-               step's GEMMs have M = B rows; e(M) = e_max x M / (M + m_half), the
-               small-M efficiency curve (NVIDIA, Matrix Multiplication Background
-               User's Guide: a narrow GEMM fills few tiles), so large batches become
-               compute-bound; peak and e_max by the weight format (gemm_peak).
+  GEMMs        G(B) = 2 N_active x (B + m_half) / (t x GEMM rate): the step's GEMMs
+               have M = B rows; e(M) = e x M / (M + m_half), the small-M curve, so
+               large batches become compute-bound.  m_half = inf_gemm_half_ridge x the
+               ridge rows, bytes per weight x GEMM rate / (2 x HBM x inf_bw_eff): the M
+               at which a GEMM's FLOPs take as long as streaming its weights (Williams
+               et al. 2009, Roofline; fitted share 1.03, held at 1).  GEMM rate: the
+               weight format's peak x e_max (gemm_peak) x w / (w + gemm_dim_half),
+               w = h / t, the training clock's shape curve (gemm_rate).
   overlap      a GEMM streams its weights while it multiplies, so the two overlap
                within the kernel: max(W_s, G(B)).  Attention, all-reduces and the
                fixed costs run as their own kernels and calls, one after another,
@@ -68,6 +71,18 @@ def gemm_rate(s: Scenario, t: int) -> float:
     peak, eff = gemm_peak(hw, s.run.weight_dtype)
     width = s.model.hidden_size / t
     return peak * eff * width / (width + hw.gemm_dim_half)
+
+
+def gemm_half_rows(s: Scenario) -> float:
+    """Rows at which a GEMM runs at half its large-GEMM rate: inf_gemm_half_ridge x the
+    ridge rows, the M at which a GEMM's FLOPs (2 M per weight) at the weight format's
+    large-GEMM rate take as long as streaming its weights (bytes per weight) at the
+    fitted share of HBM bandwidth."""
+    hw, run = s.hardware, s.run
+    peak, eff = gemm_peak(hw, run.weight_dtype)
+    stream = hw.hbm_tbps * TERA * run.inf_bw_eff
+    ridge = s.tables.dtype(run.weight_dtype) * peak * eff / (2 * stream)
+    return run.inf_gemm_half_ridge * ridge
 
 
 @dataclass(frozen=True)
@@ -137,7 +152,7 @@ def decode_step(
     multi = t > 1
     return Step(
         weight_s=weight_bytes / (t * hw.hbm_tbps * TERA * run.inf_bw_eff),
-        gemm_fixed_s=run.inf_gemm_m_half * per_seq_gemm,
+        gemm_fixed_s=gemm_half_rows(s) * per_seq_gemm,
         gemm_seq_s=per_seq_gemm,
         attn_seq_s=attn_s,
         ar_seq_s=allreduce_seq_s(s, t, act_bytes),
@@ -178,10 +193,10 @@ def prefill(
     ``attn_core_flops`` the attention core's FLOPs for one prompt (causal, window share
     applied), ``weight_bytes`` the replica's weights; ``rows`` > 0: the GEMMs' row count
     when other prompts share the pass (else the pass's own tokens)."""
-    run, hw = s.run, s.hardware
+    hw = s.hardware
     tokens = batch * prompt
     m_rows = rows or tokens
-    rate = gemm_rate(s, t) * m_rows / (m_rows + run.inf_gemm_m_half)
+    rate = gemm_rate(s, t) * m_rows / (m_rows + gemm_half_rows(s))
     attn_eff = hw.attn_eff * prompt / (prompt + hw.attn_seq_half)
     multi = t > 1
     step = decode_step(s, t, weight_bytes, flops_token, 0.0, act_bytes)
