@@ -14,8 +14,10 @@ from helpers import build_matrix, is_error, libreoffice_values, mismatches
 from test_reference_seeds import GB, GIB, calc, expect, nominal_model
 from test_tp_heads import PHI3_SHORT, QWEN_LONG
 
-from sheetgen.recalc import recalc_pycel
+from sheetgen.recalc import recalc_pycel, values_libreoffice
+from sheetgen.reference import compute
 from sheetgen.run_fields import CHOICES
+from sheetgen.workbook import write_workbook
 from sheetgen.workbook.templates import load_templates
 
 SEVEN_B = nominal_model(7 * 10**9)
@@ -354,3 +356,34 @@ def test_gnumeric_equals_reference(matrix, gn_values, scenario: str) -> None:
     _, _, reference = matrix
     bad = mismatches(gn_values, reference, [scenario])
     assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.libreoffice
+def test_edited_inference_inputs_follow_in_libreoffice(lo, tmp_path) -> None:
+    """Change GPUs per replica, prompt length, weight format and batch; every key follows."""
+    import openpyxl
+
+    from sheetgen.scenario_file import scenario_from_dict
+
+    items = [
+        {"name": "8B", "model": "llama3-8b", "hardware": "h100-sxm"},
+        {"name": "Mixtral", "model": "mixtral-8x7b", "hardware": "h100-sxm", "inf_tp": 2},
+    ]
+    scenarios = [scenario_from_dict(i) for i in items]
+    path = write_workbook(scenarios, tmp_path / "edit.xlsx")
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    edits = [
+        {"inf_tp": 2, "prompt_len": 30000, "weight_dtype": "int4"},
+        {"inf_batch": 64, "output_len": 1000, "quant_scale_bytes": 0.03125},
+    ]
+    for col, change in enumerate(edits, start=4):
+        for key, value in change.items():
+            ws.cell(row=rows[key], column=col).value = value
+    wb.save(path)
+    values = values_libreoffice(path)
+    expected = [scenario_from_dict({**i, **e}) for i, e in zip(items, edits, strict=True)]
+    reference = {s.name: compute(s) for s in expected}
+    bad = mismatches(values, reference)
+    assert not bad, "after editing inference inputs:\n" + "\n".join(bad[:40])

@@ -307,10 +307,11 @@ def _serving(s: Scenario) -> dict[str, float | str]:
     low = math.ceil(avg_rate / (rps * (1 + err)))
     high = math.ceil(avg_rate / (rps * (1 - err)))
     hours = run.serve_hours_per_month
+    low_cost, high_cost = low * t * hours * price, high * t * hours * price
     error_text = (
         f"throughput within ±{num_text(err * 100, 0)}% on 9 in 10 published runs: {low} to "
-        f"{high} replicas on average, USD {num_text(low * t * hours * price, 0)} to "
-        f"{num_text(high * t * hours * price, 0)} a month"
+        f"{high} replicas on average, USD {num_text(low_cost, 0)} to "
+        f"{num_text(high_cost, 0)} a month"
     )
     verdict = _verdict(s, r, t, c, step1, f"OK: batch {used} per replica, bound by {binding}")
     plan_ok = ok and rate > 0
@@ -318,7 +319,8 @@ def _serving(s: Scenario) -> dict[str, float | str]:
         summary = (
             f"{num_text(rate, 2)} req/s peak: {replicas_peak} replicas x {t} GPUs = "
             f"{replicas_peak * t} GPUs, {replicas_avg * t} on average, "
-            f"USD {num_text(cost_month, 0)} a month"
+            f"USD {num_text(cost_month, 0)} a month (USD {num_text(low_cost, 0)} to "
+            f"{num_text(high_cost, 0)} at ±{num_text(err * 100, 0)}% throughput)"
         )
     else:
         summary = verdict
@@ -372,8 +374,8 @@ def _serving(s: Scenario) -> dict[str, float | str]:
         ),
         "serve_replicas_avg_low": none_unless(low),
         "serve_replicas_avg_high": none_unless(high),
-        "serve_cost_month_low_usd": none_unless(low * t * run.serve_hours_per_month * price),
-        "serve_cost_month_high_usd": none_unless(high * t * run.serve_hours_per_month * price),
+        "serve_cost_month_low_usd": none_unless(low_cost),
+        "serve_cost_month_high_usd": none_unless(high_cost),
         "serve_error_text": error_text if ok else "none",
         "serve_verdict": verdict,
         "serve_summary_text": summary,
