@@ -165,11 +165,12 @@ def summary_line(results: list[ServingResult]) -> str:
 
 
 def summary_lines(results: list[ServingResult]) -> list[str]:
-    """One line for every figure and role present, then fit, check and all."""
+    """One line for every figure and role present (and the figure's rows together),
+    then fit, check and all figures."""
     lines = []
     for figure in FIGURES:
-        for role in ("fit", "check"):
-            part = [r for r in results if r.run.figure == figure and r.run.role == role]
+        for role in ("fit", "check", "all"):
+            part = [r for r in results if r.run.figure == figure and role in ("all", r.run.role)]
             if part:
                 lines.append(f"{FIGURE_NAMES[figure]}, {role} rows: {summary_line(part)}")
     for role in ("fit", "check"):

@@ -374,3 +374,5 @@ def test_serving_check_command_prints_error_summary() -> None:
     result = CliRunner().invoke(main, ["serving-check"])
     assert result.exit_code == 0, result.output
     assert "median |error|" in result.output and "worst" in result.output
+    for figure in ("output tok/s", "time per output token", "time to first token"):
+        assert f"{figure}, fit rows:" in result.output, figure
