@@ -4,38 +4,41 @@ Continuous batching (Orca, Yu et al. 2022, OSDI, section 4: iteration-level
 scheduling; vLLM, Kwon et al. 2023, SOSP, arXiv:2309.06180) keeps B sequences
 in flight on a replica of t tensor-parallel GPUs: every iteration decodes one
 token of each, and a finished sequence's slot is taken by a new request, whose
-prompt is prefilled in its own iteration.  Every quantity below is linear in B,
-so the largest batch meeting the SLOs is a closed form (no search):
+prompt is prefilled in its own iteration.  The step model (reference.step_model,
+issue 39) is piecewise linear in B, so the largest batch meeting the SLOs is a closed
+form (no search):
 
-  decode step   step(B) = max(W / (t bw) + B kv_s, B c_s) + a_0 + B a_s
-                W: all served weight bytes (at serving batches every expert of a
-                MoE model is touched); kv_s = the KV cache one sequence reads per
-                step per GPU (its average decode context, windowed layers at most
-                the window, this GPU's share of the heads) / bw; c_s = (2 N_active
-                + keys attended x attention FLOPs) /
-                (t x peak x compute efficiency); a_0, a_s: the tensor-parallel
-                all-reduces' latency and per-sequence bytes (the Inference sheet's
-                overheads: 2 per layer, ring 2(t-1)/t at the intra-node link);
-                bw = HBM bandwidth x bandwidth efficiency (Pope et al. 2022).
-  prefill       pre = max(one prompt's FLOPs (the attention core at the window's
-                share, Inference sheet) / compute, W / (t bw)) + its all-reduces
-  TPOT(B)       = step(B) + B pre / O: to keep B slots full, B / O requests
-                join per step on average, each stalling the batch for its prefill;
-  TTFT(B)       = pre + step(B): the step in flight, then the prompt (queueing at
-                the peak rate is not modelled: replicas are sized for the peak).
-  B_tpot        = floor(min((S - W/(t bw) - a_0) / (kv_s + a_s + pre/O),
-                            (S - a_0) / (c_s + a_s + pre/O)))
-  B_ttft        = floor(min((T - pre - W/(t bw) - a_0) / (kv_s + a_s),
-                            (T - pre - a_0) / (c_s + a_s)))
+  decode step   step(B) = max(W, G0 + B g) + B p + F
+                W: all served weights / (t x HBM x inf_bw_eff) (at serving batches
+                every expert of a MoE model is touched); G0 + B g: the GEMMs at B
+                rows (g = 2 N_active / (t x GEMM rate), G0 = half rows x g); p = the
+                paged-attention time of one sequence at its average context + its
+                all-reduce bytes + host time; F = n_layers x inf_layer_latency_s +
+                2 n_layers x inf_collective_latency_s (t > 1) + inf_step_overhead_s.
+  prefill       pre = one prompt's prefill (step_model.prefill); stall = the GPU
+                time it adds when prefilled beside others (full-width GEMMs,
+                attention core, all-reduce bytes).
+  TPOT(B)       = step(B) + B stall / O: to keep B slots full, B / O requests
+                join per step on average;
+  TTFT(B)       = inf_ttft_overhead_s + pre + step(B): the step in flight, then the
+                prompt (queueing at the peak rate is not modelled: replicas are sized
+                for the peak).
+  B_tpot        = floor(min((S - W - F) / (p + stall/O),
+                            (S - G0 - F) / (g + p + stall/O)))
+  B_ttft        = floor(min((T' - W - F) / p, (T' - G0 - F) / (g + p))),
+                T' = TTFT SLO - overhead - pre
                 (max(x, y) + z <= S exactly when both x + z and y + z are);
-  B_kv          = floor((memory - overhead - W / t) / (request's KV cache in whole
-                blocks, windowed layers capped at the window, x this GPU's share)),
-                the paged cache (vLLM);
-  SLO batch     = min(B_tpot, B_ttft, B_kv), "none" below 1 with the verdict
-                naming the binding limit;
+  B_kv          = floor(inf_kv_mem_fraction x (memory - overhead - weights / t) /
+                (the cache of the average sequence in flight: P + O/2 tokens in
+                whole blocks, windowed layers capped at the window, x this GPU's
+                share)), the paged cache (vLLM);
+  SLO batch     = min(B_tpot, B_ttft, B_kv, inf_engine_max_batch), "none" below 1
+                with the verdict naming the binding limit;
   requests/s per replica = B / (O x TPOT(B)); replicas = ceil(rate / that) at
                 peak and at the average rate; GPUs = replicas x t;
-  monthly cost  = average replicas x t x hours per month x price.
+  monthly cost  = average replicas x t x hours per month x price; its range: the
+                same with requests/s per replica x (1 +- serve_calibration_error);
+  in flight     = rate x (TTFT + (O - 1) x TPOT) (Little's law).
 
 The serving TP, when not given: the smallest t = 1, 2, 4, ... up to the node
 (``gpus_per_node``; ``SERVE_TP_SLOTS`` sizes tried) that splits the heads (t divides
