@@ -1,4 +1,4 @@
-"""The Inference sheet: seed 003's inference numbers, roofline sanity cases, capacity
+"""The Inference sheet: seed 003's inference numbers, capacity
 limits, Checks, and a workbook matrix recalculated by LibreOffice and `formulas`.
 
 Seed numbers use the seed's own rounding (see test_reference_seeds.py).
@@ -111,108 +111,6 @@ def test_llama3_8b_kv_cache_per_token_and_mha():
     )
     expect(r, "inf_kv_bytes", 2 * 128 * 1024, abs=0)  # 128 KiB per token
     expect(r, "inf_kv_bytes_mha", 4 * r["inf_kv_bytes"], abs=0)
-
-
-# ---------------------------------------------------------------------------
-# Decode speed: the bandwidth roofline
-
-
-def test_decode_sanity_llama3_8b_bf16_one_h100():
-    """Batch 1, BF16 8B on one H100: tokens/s = bandwidth x efficiency / bytes read."""
-    r = calc("llama3-8b h100 decode", model="llama3-8b", hardware="h100-sxm", inf_batch=1)
-    assert r["inf_decode_memory_bound"] == 1, "batch-1 decode should be bandwidth-bound"
-    weights = 8_030_261_248 * 2
-    kv = 128 * 1024 * (4000 + 100 / 2)  # the cache at the average decode context
-    expected = 3.35e12 * 0.8 / (weights + kv)
-    expect(r, "inf_decode_tokens_per_s", expected, rel=1e-12)
-    expect(r, "inf_seq_tokens_per_s", expected, rel=1e-12)
-    expect(r, "inf_decode_tokens_per_s", 161.5, abs=0.05)
-    # With a negligible cache it is bandwidth over weight bytes within the efficiency.
-    short = calc("llama3-8b h100 1+1", model="llama3-8b", prompt_len=1, output_len=1)
-    short["_ideal"] = 3.35e12 / weights
-    expect(short, "_ideal", 208.6, abs=0.05)
-    expect(short, "inf_decode_tokens_per_s", 0.8 * short["_ideal"], rel=1e-4)
-
-
-def test_batching_raises_throughput_until_compute_bound():
-    small = calc("8b b1", model="llama3-8b", prompt_len=100, output_len=100, inf_batch=1)
-    big = calc("8b b512", model="llama3-8b", prompt_len=100, output_len=100, inf_batch=512)
-    assert big["inf_decode_tokens_per_s"] > 50 * small["inf_decode_tokens_per_s"]
-    assert big["inf_decode_memory_bound"] == 0, "512 short sequences should be compute-bound"
-    expect(big, "inf_decode_step_s", big["inf_decode_compute_s"], rel=1e-12)
-
-
-def test_tensor_parallel_divides_step_time():
-    one = calc("70b tp1", model="llama3-70b", inf_tp=1)
-    eight = calc("70b tp8", model="llama3-70b", inf_tp=8)
-    # 8 KV heads split over 8 GPUs: weights and cache both divide by 8.
-    expect(eight, "inf_kv_gpu_share", 1 / 8, rel=1e-12)
-    # The roofline part divides by 8; the all-reduces come on top (0 at tp 1).
-    expect(one, "inf_allreduce_s_per_step", 0, abs=0)
-    roofline = eight["inf_decode_step_s"] - eight["inf_allreduce_s_per_step"]
-    eight["_roofline"] = roofline
-    expect(eight, "_roofline", one["inf_decode_step_s"] / 8, rel=1e-12)
-
-
-# tp a multiple of the KV heads (16 of 8; 28 of Qwen 2.5's 4, 28 its query heads): each
-# GPU holds a copy of one KV head, 1 / n_kv of the cache (vLLM's rule; tp 7 is refused).
-@pytest.mark.parametrize("model, tp, share", [("llama3-8b", 16, 1 / 8), ("qwen2.5-7b", 28, 1 / 4)])
-def test_kv_heads_replicated_when_tp_does_not_divide_them(model, tp, share):
-    r = calc(f"{model} tp{tp}", model=model, inf_tp=tp)
-    expect(r, "inf_kv_gpu_share", share, rel=1e-12)
-
-
-def test_mla_latent_is_held_whole_on_every_gpu():
-    r = calc(
-        "deepseek-v3 fp8 tp8", model="deepseek-v3", hardware="h200", inf_tp=8, weight_dtype="fp8"
-    )
-    expect(r, "inf_kv_gpu_share", 1, abs=0)
-    expect(r, "inf_kv_bytes_per_gpu", r["inf_kv_bytes"], abs=0)
-    # MLA caches 576 values per token and layer; MHA would need a x (192 + 128).
-    expect(r, "kv_values_per_token_layer", 512 + 64, abs=0)
-    assert r["inf_max_batch_mha"] < r["inf_max_batch"]
-
-
-@pytest.mark.parametrize(
-    "model, batch, touched",
-    [("mixtral-8x7b", 1, 2), ("deepseek-v3", 1, 8), ("mixtral-8x7b", 4, 8 * (1 - 0.75**4))],
-)
-def test_moe_experts_touched(model, batch, touched):
-    r = calc(f"{model} b{batch}", model=model, inf_batch=batch, hardware="h200", inf_tp=8)
-    expect(r, "inf_experts_touched", touched, rel=1e-12)
-    if batch == 1:
-        # One token reads exactly the active parameters.
-        expect(r, "inf_decode_params_read", r["params_active"], rel=1e-12)
-
-
-def test_moe_large_batch_touches_every_expert():
-    r = calc("mixtral b512", model="mixtral-8x7b", hardware="h200", inf_tp=8, inf_batch=512)
-    expect(r, "inf_experts_touched", 8, rel=1e-9)
-    expect(r, "inf_decode_params_read", r["params_total"], rel=1e-9)
-
-
-def test_seed003_same_tokens_prefill_heavy_vs_decode_heavy():
-    """4,000 + 100 and 100 + 4,000: same tokens, the decode-heavy one takes far longer."""
-    r = calc("llama3-8b 4000+100", model="llama3-8b", prompt_len=4000, output_len=100)
-    s = calc("llama3-8b 100+4000", model="llama3-8b", prompt_len=100, output_len=4000)
-    # The swapped rows of one scenario equal the other scenario's own rows.
-    expect(r, "inf_swap_prefill_s", s["inf_prefill_s"], rel=1e-12)
-    expect(r, "inf_swap_step_s", s["inf_decode_step_s"], rel=1e-12)
-    expect(r, "inf_swap_tokens_per_s", s["inf_decode_tokens_per_s"], rel=1e-12)
-    expect(r, "inf_swap_e2e_s", s["inf_e2e_s"], rel=1e-12)
-    expect(r, "inf_swap_cost_per_mtok", s["inf_cost_per_mtok"], rel=1e-12)
-    expect(s, "inf_swap_e2e_s", r["inf_e2e_s"], rel=1e-12)
-    assert r["inf_prefill_s"] > 10 * s["inf_prefill_s"], "prefill-heavy request: longer TTFT"
-    assert s["inf_e2e_s"] > 10 * r["inf_e2e_s"], "decode-heavy request: longer latency"
-
-
-def test_latency_and_cost_definitions():
-    r = calc("llama3-8b cost", model="llama3-8b", inf_batch=4, price_per_gpu_hour=3, inf_tp=2)
-    expect(r, "inf_ttft_s", r["inf_prefill_s"], rel=1e-12)
-    expect(r, "inf_e2e_s", r["inf_ttft_s"] + 99 * r["inf_decode_step_s"], rel=1e-12)
-    hours = 2 * r["inf_e2e_s"] / 3600 / (4 * 100) * 1e6
-    expect(r, "inf_gpu_hours_per_mtok", hours, rel=1e-12)
-    expect(r, "inf_cost_per_mtok", 3 * hours, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -478,54 +376,6 @@ def test_gnumeric_equals_reference(matrix, gn_values, scenario: str) -> None:
     assert not bad, f"{len(bad)} keys differ in Gnumeric:\n" + "\n".join(bad[:40])
 
 
-# ---------------------------------------------------------------------------
-# Command line: the new settings are flags, validated with one-line errors
-
-
-def test_cli_inference_flags() -> None:
-    import json
-
-    from click.testing import CliRunner
-
-    from sheetgen.cli.commands import main
-
-    args = ["compute", "--model", "llama3-70b", "--hardware", "h100-sxm", "--format", "json"]
-    result = CliRunner().invoke(
-        main,
-        [*args, "--inf-tp", "4", "--prompt-len", "100", "--output-len", "4000",
-         "--quant-scale-bytes", "0.015625", "--weight-dtype", "int4", "--inf-bw-eff", "0.9"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    values = {r["key"]: r["value"] for r in json.loads(result.output)}
-    assert values["inf_tp"] == 4 and values["inf_request_tokens"] == 4100
-    assert values["inf_weight_bytes_per_param"] == pytest.approx(0.515625, rel=1e-12)
-    for key in ("inf_fits", "inf_max_batch", "inf_ttft_s", "inf_cost_per_mtok"):
-        assert key in values
-
-
-@pytest.mark.parametrize(
-    "flag, value, message",
-    [
-        ("--inf-tp", "-1", "--inf-tp: must be a whole number >= 0"),
-        ("--prompt-len", "-5", "--prompt-len: must be a whole number >= 1"),
-        ("--quant-scale-bytes", "-0.1", "must be >= 0"),
-        ("--inf-compute-eff", "1.5", "from 0.0001 to 1"),
-        ("--inf-bw-eff", "0", "from 0.0001 to 1"),
-        ("--inf-overhead-bytes", "-1", "must be >= 0"),
-    ],
-)
-def test_cli_rejects_bad_inference_settings(flag, value, message) -> None:
-    from click.testing import CliRunner
-
-    from sheetgen.cli.commands import main
-
-    args = ["compute", "--model", "llama3-8b", "--hardware", "h100-sxm", flag, value]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and message in lines[0], result.output
-
-
 @pytest.mark.libreoffice
 def test_edited_inference_inputs_follow_in_libreoffice(lo, tmp_path) -> None:
     """Change GPUs per replica, prompt length, weight format and batch; every key follows."""
@@ -555,45 +405,3 @@ def test_edited_inference_inputs_follow_in_libreoffice(lo, tmp_path) -> None:
     reference = {s.name: compute(s) for s in expected}
     bad = mismatches(values, reference)
     assert not bad, "after editing inference inputs:\n" + "\n".join(bad[:40])
-
-
-AUTO_TP_CASES = [
-    ("llama3-8b", "h100-sxm", {}, 1),
-    ("llama3-70b", "h100-sxm", {}, 2),
-    ("llama3-70b", "l40s", {"weight_dtype": "int4"}, 1),
-    ("llama2-7b", "h100-sxm", {"inf_batch": 8, "prompt_len": 32000, "output_len": 768}, 4),
-    ("llama3-405b", "h100-sxm", {"weight_dtype": "fp8"}, 8),
-    ("deepseek-v3", "h200", {"weight_dtype": "fp8"}, 8),
-]
-
-
-@pytest.mark.parametrize(("model", "hardware", "more", "tp"), AUTO_TP_CASES)
-def test_inf_tp_0_takes_the_fewest_gpus_on_which_the_batch_fits(model, hardware, more, tp):
-    """inf_tp 0 (the default): the smallest power of two up to the node that splits the
-    heads and on which the batch fits at both peaks. The same plan typed with that tp
-    fits; with half of it it does not."""
-    r = calc(f"{model} auto", model=model, hardware=hardware, **more)
-    assert (r["inf_tp_used"], r["inf_fits"]) == (tp, 1), (r["inf_tp_used"], r["inf_tp_note"])
-    assert r["inf_tp_note"] == (
-        f"chosen: tp {tp}, the smallest power of two up to the node (8) that splits the heads "
-        "and on which the batch fits"
-    )
-    typed = calc(f"{model} tp {tp}", model=model, hardware=hardware, inf_tp=tp, **more)
-    assert typed["inf_fits"] == 1 and typed["inf_tp_note"] == f"given on Inputs: tp {tp}"
-    assert {
-        k: typed[k] for k in r if k.startswith("inf_") and k not in ("inf_tp", "inf_tp_note")
-    } == {k: r[k] for k in r if k.startswith("inf_") and k not in ("inf_tp", "inf_tp_note")}
-    if tp > 1:
-        half = calc(f"{model} tp {tp // 2}", model=model, hardware=hardware, inf_tp=tp // 2, **more)
-        assert half["inf_fits"] == 0, f"{model} fits on {tp // 2} GPUs already"
-
-
-def test_inf_tp_0_names_the_node_when_nothing_fits() -> None:
-    """BF16 Llama 3 405B (810 GB of weights) fits no power of two in an 8-GPU node: the
-    largest, 8, is used and the note and Checks say it does not fit."""
-    r = calc("405B bf16 auto", model="llama3-405b", hardware="h100-sxm")
-    assert (r["inf_tp_used"], r["inf_fits"], r["chk_inf_fits"]) == (8, 0, 0)
-    assert r["inf_tp_note"] == (
-        "chosen: tp 8, the largest power of two in the node (8) that splits the heads; the "
-        "batch fits on none that does"
-    )

@@ -131,6 +131,12 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "https://arxiv.org/abs/2211.05102",
     ),
     (
+        "Williams et al. 2009",
+        "Roofline: An Insightful Visual Performance Model for Multicore Architectures "
+        "(Communications of the ACM 52(4))",
+        "https://doi.org/10.1145/1498765.1498785",
+    ),
+    (
         "Yu et al. 2022",
         "Orca: A Distributed Serving System for Transformer-Based Generative Models (OSDI 2022)",
         "https://www.usenix.org/conference/osdi22/presentation/yu",

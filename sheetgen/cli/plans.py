@@ -79,9 +79,10 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
 @check_format
 @handle_errors
 def serving_check_cmd(fmt: str) -> None:
-    """Predicted vs published serving throughput of the published runs in
-    presets/benchmarks/serving/ (the Serving sheet's continuous-batching model),
-    with the error per run, then median and worst."""
+    """Predicted vs published serving figures (output tok/s, time per output token,
+    time to first token) of the published runs in presets/benchmarks/serving/ (the
+    serving step model), with the error per run, then median, 90th percentile and
+    worst per figure and per role (fit, check)."""
     from sheetgen.calibration import serving_check
     from sheetgen.cli.tables import render
 
@@ -90,7 +91,8 @@ def serving_check_cmd(fmt: str) -> None:
         click.echo(serving_check.markdown(results), nl=False)
         return
     click.echo(render(serving_check.frame(results), fmt))
-    click.echo(serving_check.summary_line(results), err=fmt != "table")
+    for line in serving_check.summary_lines(results):
+        click.echo(line, err=fmt != "table")
 
 
 @click.command("advise", cls=OnceCommand)

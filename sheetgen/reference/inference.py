@@ -17,25 +17,12 @@ n_kv key/value heads, so the share is ceil(n_kv / tp) / n_kv (1/tp when tp
 divides n_kv; heads are replicated when tp > n_kv); an MLA latent is not split
 by head, so every GPU holds all of it.
 
-Speed (roofline, one replica; tensor-parallel communication not modelled):
-  prefill FLOPs = batch x (2 N_active x P + causal x P^2 x A), where
-      A = 2 L a (d_qk + d_v) are the attention-core FLOPs per token per attended
-      token, as the FLOPs sheet counts the core;
-  prefill time  = max(FLOPs / (tp x peak x compute eff),
-                      weights per GPU / (HBM bandwidth x bandwidth eff));
-  decode step   = max(bytes read per GPU / (HBM bandwidth x bandwidth eff),
-                      batch x (2 N_active + c A) / (tp x peak x compute eff)),
-      c = P + O/2, the average context while decoding; bytes read = the weights
-      touched (MoE: E (1 - (1 - k/E)^batch) routed experts per layer are expected
-      to be touched, uniform routing) + the GPU's share of the KV cache at c;
-  TTFT = prefill time (the prefill pass yields the first output token);
-  latency = TTFT + (O - 1) x step.
-The peak is the one chosen for MFU (``peak_dtype``): weight-only quantized
-formats (INT8/INT4 weights) are dequantized and multiplied in BF16, so the
-weight format does not set the peak.
-
-Cost counts the replica's whole time on a request batch, prefill included:
-GPU-hours per million output tokens = tp x latency / (batch x O) x 10^6 / 3600.
+Speed and cost (reference.inference_speed, issue 39): the batch that runs,
+``inf_batch_run``, is ``inf_batch`` capped by what the engine's paged KV cache holds at
+the average occupancy of a sequence in flight and by the engine's batch limit; prefill,
+the decode step (reference.step_model's terms), latency and cost follow from it.  MoE:
+E (1 - (1 - k/E)^B) routed experts per layer are expected to be touched per step
+(uniform routing) at that batch.
 
 Framework additions (issue 12):
   paged KV cache: each sequence's cache is allocated in blocks of
@@ -50,7 +37,7 @@ Framework additions (issue 12):
       smaller of the two answers (``inf_max_batch_kv`` keeps the cache-only count);
   tensor-parallel all-reduces: 2 per layer, each of batch x tokens x h values
       (act bytes), ring 2(tp-1)/tp at the intra-node link, plus a fixed latency
-      per collective; 0 at tp = 1.  Added to each decode step and to prefill.
+      per collective; 0 at tp = 1 (reference.inference_speed).
 
 Windowed attention (issue 23): a cache of c tokens holds global bytes per token x c
 + local bytes per token x min(c, window) (the KV cache sheet), in every place the
@@ -71,21 +58,19 @@ from __future__ import annotations
 
 import math
 
-from sheetgen.reference.flops import flops
-from sheetgen.reference.kv_cache import kv_cache, window_layer_share
+from sheetgen.reference.inference_speed import batch_run, speed
+from sheetgen.reference.kv_cache import kv_cache
 from sheetgen.reference.memory import memory
 from sheetgen.reference.params import params
 from sheetgen.reference.request import (
     TP_CANDIDATES,
-    attended,
-    cache_bytes,
     kv_gpu_share,
     possible_tps,
     request,
     smallest_fitting_tp,
 )
 from sheetgen.scenarios.scenario import Model, Scenario
-from sheetgen.units import GIGA, PER_MILLION, SECONDS_PER_HOUR, TERA
+from sheetgen.units import GIGA
 
 
 def _prefill_act_token(m: Model, mem: dict[str, float], tp: int) -> float:
@@ -163,15 +148,13 @@ def inference(s: Scenario) -> dict[str, float | str]:
     m, run, hw = s.model, s.run, s.hardware
     p = params(m)
     kv = kv_cache(s)
-    peak = flops(s)["peak_flops"]
     gpu_mem = hw.mem_gb * GIGA
-    hbm = hw.hbm_tbps * TERA
     # The request (reference.request) and memory per GPU.
     req = request(s)
     mem = memory(s)
     tp, candidates = choose_tp(s, req, mem, kv["inf_weight_bytes"])
     batch = run.inf_batch
-    prompt, out_len = run.prompt_len, run.output_len
+    prompt = run.prompt_len
     share = kv_gpu_share(m.n_kv_heads, tp, m.is_mla)
     share_mha = kv_gpu_share(m.n_heads, tp, False)
     # Windowed attention: global layers cache every token, local ones the last W.
@@ -189,7 +172,6 @@ def inference(s: Scenario) -> dict[str, float | str]:
     budget = gpu_mem - run.inf_overhead_bytes - weights_gpu
 
     # Prefill peak: the prompt's cache, one layer's activations and the logits.
-    act = mem["act_bytes"]
     prefill_act_token = _prefill_act_token(m, mem, tp)
     prefill_act = prefill_act_token * prompt
     prefill_logits = run.logits_bytes * m.vocab_size / tp
@@ -210,65 +192,18 @@ def inference(s: Scenario) -> dict[str, float | str]:
     max_context = min(ctx_kv, ctx_prefill) // block * block
     max_batch_mha = _floor_fit(budget, seq_kv_bytes * kv["kv_mha_ratio"] * share_mha)
 
-    # Tensor-parallel all-reduces: 2 per layer over batch x tokens x h values.
-    ring = 2 * (tp - 1) / tp
-    intra = hw.intra_node_gb_per_s * GIGA
-
-    def allreduce_s(tokens: float) -> float:
-        if tp == 1:
-            return 0.0
-        per_collective = ring * batch * tokens * m.hidden_size * act / intra
-        return 2 * m.n_layers * (per_collective + run.inf_collective_latency_s)
-
-    ar_step = allreduce_s(1)
-    ar_prefill = allreduce_s(prompt)
-
-    # Compute and bandwidth of the replica.
-    flops_per_s = tp * peak * run.inf_compute_eff
-    bytes_per_s = hbm * run.inf_bw_eff
-    flops_token = kv["inf_flops_per_token"]  # 2 N_active
-    attn_ctx = req["inf_attn_flops_per_ctx_token"]
-    weight_read_s = weights_gpu / bytes_per_s
-
-    def prefill_flops(p_len: int) -> float:
-        core = run.causal_factor * p_len * p_len * attn_ctx * window_layer_share(m, p_len)
-        return batch * (p_len * flops_token + core)
-
-    # Decode: weights touched per step.
+    # The batch that runs (capped by the KV cache at the average occupancy) and its speed.
+    run_keys = batch_run(s, kv, share, budget)
+    running = int(run_keys["inf_batch_run"])
     if m.is_moe:
-        touched = m.n_experts * (1 - (1 - m.experts_per_token / m.n_experts) ** batch)
+        touched = m.n_experts * (1 - (1 - m.experts_per_token / m.n_experts) ** running)
     else:
         touched = 0.0
     params_read = p["params_total"] - p["n_moe_layers"] * p["params_expert"] * (
         m.n_experts - touched
     )
     decode_weight_gpu = params_read * kv["inf_weight_bytes_per_param"] / tp
-
-    def step(avg_ctx: float) -> tuple[float, float, float, float]:
-        kv_read = cache_bytes(kv, window, avg_ctx) * share * batch
-        mem_s = (decode_weight_gpu + kv_read) / bytes_per_s
-        fl = batch * (flops_token + attended(m, avg_ctx) * attn_ctx)
-        return kv_read, mem_s, fl, max(mem_s, fl / flops_per_s) + ar_step
-
-    p_flops = prefill_flops(prompt)
-    prefill_s = max(p_flops / flops_per_s, weight_read_s) + ar_prefill
-    avg_ctx = req["inf_decode_avg_context"]
-    kv_read, mem_s, d_flops, step_s = step(avg_ctx)
-    compute_s = d_flops / flops_per_s
-    ttft = prefill_s
-    e2e = ttft + (out_len - 1) * step_s
-    out_tps = batch * out_len / e2e
-    gpu_hours_mtok = tp * PER_MILLION / (out_tps * SECONDS_PER_HOUR)
-
-    # The same tokens the other way round: prompt = output_len, output = prompt_len.
-    ar_swap_prefill = allreduce_s(out_len)
-    sw_prefill_s = max(prefill_flops(out_len) / flops_per_s, weight_read_s) + ar_swap_prefill
-    sw_avg_ctx = req["inf_swap_avg_context"]
-    _, sw_mem_s, sw_flops, sw_step_s = step(sw_avg_ctx)
-    sw_e2e = sw_prefill_s + (prompt - 1) * sw_step_s
-    sw_cost = (
-        tp * sw_e2e * run.price_per_gpu_hour * PER_MILLION / (batch * prompt * SECONDS_PER_HOUR)
-    )
+    fast = speed(s, tp, running, kv, req, share, decode_weight_gpu, mem["act_bytes"])
 
     return {
         **req,
@@ -283,9 +218,6 @@ def inference(s: Scenario) -> dict[str, float | str]:
         "inf_max_batch_kv": max_batch_kv,
         "inf_max_context_kv": ctx_kv,
         "inf_max_context_prefill": ctx_prefill,
-        "inf_allreduce_s_per_step": ar_step,
-        "inf_prefill_allreduce_s": ar_prefill,
-        "inf_swap_prefill_allreduce_s": ar_swap_prefill,
         "inf_kv_bytes": kv_bytes,
         "inf_kv_bytes_mha": kv_bytes_mha,
         "inf_kv_gpu_share": share,
@@ -298,31 +230,9 @@ def inference(s: Scenario) -> dict[str, float | str]:
         "inf_max_batch": max_batch,
         "inf_max_context": max_context,
         "inf_max_batch_mha": max_batch_mha,
-        "inf_flops_per_s": flops_per_s,
-        "inf_prefill_flops": p_flops,
-        "inf_weight_read_s": weight_read_s,
-        "inf_prefill_s": prefill_s,
-        "inf_ttft_s": ttft,
         "inf_experts_touched": touched,
         "inf_decode_params_read": params_read,
         "inf_decode_weight_bytes_per_gpu": decode_weight_gpu,
-        "inf_decode_kv_bytes_per_gpu": kv_read,
-        "inf_decode_mem_s": mem_s,
-        "inf_decode_flops": d_flops,
-        "inf_decode_compute_s": compute_s,
-        "inf_decode_step_s": step_s,
-        "inf_decode_memory_bound": int(mem_s >= compute_s),
-        "inf_seq_tokens_per_s": 1 / step_s,
-        "inf_decode_tokens_per_s": batch / step_s,
-        "inf_e2e_s": e2e,
-        "inf_output_tokens_per_s": out_tps,
-        "inf_gpu_hours_per_mtok": gpu_hours_mtok,
-        "inf_cost_per_mtok": gpu_hours_mtok * run.price_per_gpu_hour,
-        "inf_swap_prefill_s": sw_prefill_s,
-        "inf_swap_decode_mem_s": sw_mem_s,
-        "inf_swap_decode_compute_s": sw_flops / flops_per_s,
-        "inf_swap_step_s": sw_step_s,
-        "inf_swap_tokens_per_s": batch / sw_step_s,
-        "inf_swap_e2e_s": sw_e2e,
-        "inf_swap_cost_per_mtok": sw_cost,
+        **run_keys,
+        **fast,
     }

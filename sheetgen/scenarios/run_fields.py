@@ -419,18 +419,18 @@ FIELDS: tuple[Field, ...] = (
         kind="fraction",
         default=0.5,
         doc=(
-            "inference: share of the dense peak reached in prefill and decode matmuls "
-            "(illustrative default, replace with a measurement)"
+            "inference: not read since issue 39 (the serving step model takes its GEMM "
+            "rate from the hardware's gemm_eff fields); kept so that scenario files load"
         ),
         limit=(0.0001, 1, "share of the dense peak"),
     ),
     Field(
         key="inf_bw_eff",
         kind="fraction",
-        default=0.8,
+        default=0.9,
         doc=(
-            "inference: share of HBM bandwidth reached when decode streams weights and KV "
-            "cache (illustrative default, replace with a measurement)"
+            "inference: share of HBM bandwidth reached when a forward pass streams the "
+            "weights (engine profile, fitted: presets/tables/serving_engines.yaml)"
         ),
         limit=(0.0001, 1, "share of HBM bandwidth"),
     ),
@@ -745,16 +745,132 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="inf_collective_latency_s",
         kind="float",
-        default=1e-05,
+        default=1.39e-05,
         doc=(
-            "inference: fixed latency of one tensor-parallel all-reduce, seconds "
-            "(illustrative 10 us, the order of NCCL small-message all-reduce latency inside "
-            "an NVLink node; replace with nccl-tests all_reduce_perf on your system)"
+            "inference: fixed latency of one tensor-parallel all-reduce, seconds (engine "
+            "profile, fitted: presets/tables/serving_engines.yaml; vLLM 13.9 us)"
         ),
         unit="s",
         limit=(0, 10, "seconds per all-reduce"),
         nonzero_at_least=(1e-7, "seconds: 100 ns, below one NVLink hop"),
         zero_ok=True,
+    ),
+    # The serving step model's engine profile (issue 39): fitted once per engine family
+    # on published serving runs (presets/tables/serving_engines.yaml holds each
+    # profile with its source; the defaults are the vLLM profile).
+    Field(
+        key="inf_kv_eff",
+        kind="fraction",
+        default=0.95,
+        doc=(
+            "inference: share of HBM bandwidth the paged-attention kernel reaches reading "
+            "the KV cache at long contexts (engine profile, fitted: serving_engines.yaml)"
+        ),
+        limit=(0.0001, 1, "share of HBM bandwidth"),
+    ),
+    Field(
+        key="inf_kv_ctx_half",
+        kind="float",
+        default=0,
+        doc=(
+            "inference: context (tokens) at which the KV-cache read runs at half its "
+            "long-context rate (engine profile, fitted: serving_engines.yaml)"
+        ),
+        unit="tokens",
+        limit=(0, 10**7, "tokens"),
+        zero_ok=True,
+    ),
+    Field(
+        key="inf_gemm_half_ridge",
+        kind="float",
+        default=1,
+        doc=(
+            "inference: the rows (tokens in the step) at which a GEMM runs at half its "
+            "large-GEMM rate, as a share of the ridge rows (where its FLOPs take as long as "
+            "streaming its weights); fitted 1.03 on the shipped serving rows, set at 1"
+        ),
+        limit=(0, 100, "shares of the ridge rows"),
+        zero_ok=True,
+    ),
+    Field(
+        key="inf_layer_latency_s",
+        kind="float",
+        default=3.05e-05,
+        doc=(
+            "inference: fixed time per layer per forward pass (kernel launches and "
+            "synchronisation), at any tp (engine profile, fitted: serving_engines.yaml)"
+        ),
+        unit="s",
+        limit=(0, 1, "seconds per layer"),
+        zero_ok=True,
+    ),
+    Field(
+        key="inf_step_overhead_s",
+        kind="float",
+        default=0.00073,
+        doc=(
+            "inference: fixed time per engine step (scheduling, sampling, the host's "
+            "share) (engine profile, fitted: serving_engines.yaml)"
+        ),
+        unit="s",
+        limit=(0, 10, "seconds per step"),
+        zero_ok=True,
+    ),
+    Field(
+        key="inf_seq_overhead_s",
+        kind="float",
+        default=0,
+        doc=(
+            "inference: host time per sequence per decode step (engine profile, fitted: "
+            "serving_engines.yaml)"
+        ),
+        unit="s",
+        limit=(0, 1, "seconds per sequence per step"),
+        zero_ok=True,
+    ),
+    Field(
+        key="inf_ttft_overhead_s",
+        kind="float",
+        default=0.02,
+        doc=(
+            "inference: fixed time before a request's first forward pass (request "
+            "handling, tokenisation, scheduling) (engine profile: serving_engines.yaml)"
+        ),
+        unit="s",
+        limit=(0, 100, "seconds per request"),
+        zero_ok=True,
+    ),
+    Field(
+        key="inf_kv_mem_fraction",
+        kind="fraction",
+        default=0.9,
+        doc=(
+            "inference: share of the memory left after weights and overhead that the "
+            "engine gives its KV cache (vLLM gpu_memory_utilization 0.9; TensorRT-LLM "
+            "free_gpu_memory_fraction 0.9)"
+        ),
+        limit=(0.0001, 1, "share of the free memory"),
+    ),
+    Field(
+        key="serve_calibration_error",
+        kind="fraction",
+        default=0.14,
+        doc=(
+            "serving: the step model's error quoted beside replicas and cost: the 90th "
+            "percentile |error| of the shipped output tok/s rows (sheetgen serving-check)"
+        ),
+        limit=(0, 0.99, "share of throughput"),
+    ),
+    Field(
+        key="inf_engine_max_batch",
+        kind="int",
+        default=256,
+        doc=(
+            "inference: the most sequences the engine schedules at once (vLLM "
+            "max_num_seqs, default 256; TensorRT-LLM max_batch_size, default 2048)"
+        ),
+        unit="seqs",
+        limit=(1, 10**7, "sequences"),
     ),
     # Prices, energy, dates and pilot-run calibration.
     Field(
