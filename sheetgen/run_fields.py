@@ -46,7 +46,7 @@ TP_COMM_OVERLAP = 0.95
 MFU_RANGE = 0.085
 # Memory as measured (issue 40): the allocator's reserve, fitted by `sheetgen memory-check`
 # on presets/benchmarks/memory/ (fit rows), and NCCL's buffers per GPU (its field's doc).
-MEM_RESERVED_SHARE = 0.05
+MEM_RESERVED_SHARE = 0.017
 MEM_COMM_BUFFER_BYTES = 2 * 32 * 2 * 4 * 2**20
 # Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
 PHASE_SLOTS = 4

@@ -24,7 +24,7 @@ GB = 10**9
 # The h100-sxm preset's capacity, what the driver reports (81,559 MiB = 85.52 GB), less
 # the default 10% headroom.
 H100_USABLE = 85.52 * GB  # the driver's capacity: no headroom by default (issue 40)
-RESERVE = 0.05  # mem_reserved_share: peak reserved = allocated x 1.05
+RESERVE = 0.017  # mem_reserved_share: peak reserved = allocated x 1.017
 NCCL = 2 * 32 * 2 * 4 * 2**20  # mem_comm_buffer_bytes on a multi-GPU run
 
 

@@ -44,6 +44,15 @@ count, in bytes per token (FP32 = 4 bytes):
                Engine": the FP8 cast happens inside the linear layer; Micikevicius et
                al. 2022, arXiv:2209.05433, section 4: GEMM inputs in FP8, outputs in
                higher precision.)
+
+Framework choices (issue 40; ``token_values``): the optimizer moments' precision
+(``optimizer_state_dtype``: 8 / 4 / 2 bytes) and the master copy (``master_weights``);
+FP8 caching of the linear layers' inputs under any profile (``act_fp8_cache``);
+recomputed norms (their two outputs, 2h, and statistics dropped), MLA up-projections
+(Q, K, V dropped; latents and O kept) and MLP activation (its input only: 2 F-wide
+tensors gated, 1 GeLU); offloaded activations (``act_offload_share``) and the logits
+live at once (``logits_chunks``).  ``token_values(options=False)`` is what a layer
+writes, kept or not: the clock's memory-bound work reads it.
 """
 
 from __future__ import annotations

@@ -46,9 +46,13 @@ Framework memory (issue 12):
   they stay on the GPU), and with offloaded weights each micro-batch's forward
   and backward fetch them (2 m x weight bytes); its time at the host link is
   added to the communication time.
-  Largest micro-batch: activations and logits grow linearly with b, the rest does
-  not: floor((usable - static - buffer - overhead) / (per-GPU activations and
-  logits per sequence)), keeping this layout's micro-batches in flight.
+  The peak per GPU as PyTorch's counters and nvidia-smi see it, the verdict, the
+  fewest GPUs and the largest micro-batch: ``parallelism_fit.py``.
+
+Issue 40: interleaving with N micro-batches per chunk group (``pp_microbatch_group``)
+counts the first stage's warm-up pass by pass (``_warm_up``); offloaded activations
+(``act_offload_share``) leave the GPU; the average layer the clock reads is the one
+written, whatever the recomputed modules keep.
 
 Days and GPU cost at the estimated step time (perfect overlap): steps x step /
 goodput, and GPUs x those days x 24 x the GPU-hour price; the Schedule's days
@@ -162,9 +166,7 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
             if v > 1
             else min(pp - 1, mb)
         ),
-        # The warm-up's 2 pp - 1 - N passes beyond N whole stages run the first chunk only.
-        "interleave_factor": 1
-        + ((2 * pp - 1 - group) / group * first_chunk / first_stage if v > 1 else 0),
+        **_warm_up(pp, v, group, first_chunk, first_stage),
         "params_routed_experts": routed,
         "params_layers_nonexpert": nonexpert,
         "params_stage_outside": outside,
@@ -172,6 +174,28 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
         "params_per_gpu_expert": per_gpu_expert,
         "params_per_gpu": per_gpu_dense + per_gpu_expert,
         "params_per_gpu_sharded": per_gpu_dense / zero_group + per_gpu_expert / zero_group_expert,
+    }
+
+
+def _warm_up(pp: int, v: int, group: int, first_chunk: float, first_stage: float) -> dict:
+    """The first stage's warm-up under interleaving (v > 1): P = 2 (pp - 1) + (v - 1) N
+    + 1 chunk passes before its first backward, N micro-batches through one chunk, then
+    the next, so the first chunk gets floor(P / (N v)) N + min(P mod N v, N) of them and
+    the other v - 1 chunks share the rest; in whole stages of layers,
+    (first-chunk passes x its layers + the rest x the other chunks' layers) / stage 1's
+    layers, and per micro-batch in flight (N) the interleaving factor.  N = pp with even
+    chunks: 1 + (pp - 1) / (pp v) (Korthikanti et al. 2022, section 4.2.3)."""
+    if v == 1:
+        return {"pp_warmup_passes": pp, "pp_warmup_first_chunk_passes": pp, "interleave_factor": 1}
+    passes = 2 * (pp - 1) + (v - 1) * group + 1
+    cycles = passes // (group * v)
+    first = cycles * group + min(passes - cycles * group * v, group)
+    other_chunk = (first_stage - first_chunk) / (v - 1)
+    stages = (first * first_chunk + (passes - first) * other_chunk) / first_stage
+    return {
+        "pp_warmup_passes": passes,
+        "pp_warmup_first_chunk_passes": first,
+        "interleave_factor": stages / group,
     }
 
 
