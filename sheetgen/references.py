@@ -225,4 +225,20 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "Accelerator peaks, memory, bandwidth and TDP: see each Presets row's source",
         "https://www.nvidia.com/en-us/data-center/h100/",
     ),
+    # Memory as measured (issue 40)
+    (
+        "Zamirai et al. 2020",
+        "Revisiting BFloat16 Training",
+        "https://arxiv.org/abs/2010.06192",
+    ),
+    (
+        "Hsu et al. 2024",
+        "Liger Kernel: Efficient Triton Kernels for LLM Training",
+        "https://arxiv.org/abs/2410.10989",
+    ),
+    (
+        "Wijmans et al. 2024",
+        "Cut Your Losses in Large-Vocabulary Language Models",
+        "https://arxiv.org/abs/2411.09009",
+    ),
 )

@@ -96,10 +96,23 @@ def test_offload_and_chunked_loss() -> None:
     base = {"model": "llama3-8b", "seq_len": 8192}
     plain = calc("8B", **base)
     r = calc("8B offload chunks", **base, act_offload_share=0.25, logits_chunks=8)
-    expect(r, "mem_logits_live", plain["mem_logits"] / 8, rel=1e-12)
+    expect(r, "mem_logits_live", plain["mem_logits_live"] / 8, rel=1e-12)
     expect(r, "mem_activations", plain["mem_act_kept"] * 0.75, rel=1e-12)
     expect(r, "mem_activations_per_gpu", plain["mem_activations_per_gpu"] * 0.75, rel=1e-12)
     expect(r, "mem_logits_per_gpu", plain["mem_logits_per_gpu"] / 8, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("profile", "peak"), [("formula", 4), ("hf-eager", 12), ("megatron-te", 6)]
+)
+def test_the_logits_at_the_losss_peak(profile: str, peak: float) -> None:
+    """formula: one FP32 copy; hf-eager: log_softmax's saved output and, in its
+    backward, the incoming and outgoing FP32 gradients; megatron-te: the BF16 logits
+    beside the FP32 copy (softmax and gradient then in place)."""
+    r = calc(f"8B {profile}", model="llama3-8b", seq_len=8192, act_profile=profile)
+    expect(r, "logits_peak_bytes", peak, abs=0)
+    expect(r, "mem_logits_live", peak * 8192 * 128256, rel=1e-12)
+    expect(r, "mem_logits", 4 * 8192 * 128256, rel=1e-12)  # the clock's loss reads this
 
 
 def test_the_micro_batch_group_sets_the_warm_up() -> None:

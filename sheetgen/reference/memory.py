@@ -134,6 +134,19 @@ def token_values(s: Scenario, act: float, options: bool = True) -> dict[str, flo
     }
 
 
+def logits_peak_bytes(s: Scenario, act: float) -> float:
+    """Bytes per logit alive at the loss's peak, by activation profile: formula the one
+    FP32 copy Korthikanti et al. count; hf-eager 3 (PyTorch's log_softmax saves its
+    output, and its backward holds the incoming and the outgoing gradient beside it);
+    megatron-te the BF16 logits beside the FP32 copy its loss makes (then in place)."""
+    run = s.run
+    if run.act_profile == "hf-eager":
+        return 3 * run.logits_bytes
+    if run.act_profile == "megatron-te":
+        return run.logits_bytes + act
+    return run.logits_bytes
+
+
 def recompute_share(s: Scenario) -> float:
     """The share of layers full recomputation rebuilds: recompute_layers of each
     stage's n_layers / pp (0 = all of them); 0 without full recomputation."""
@@ -226,7 +239,12 @@ def memory(s: Scenario) -> dict[str, float]:
         activations += act_layer_max
 
     logits = run.logits_bytes * seq * b * m.vocab_size
-    logits_live = logits / run.logits_chunks
+    # At the loss's peak more than the FP32 logits are alive: eager PyTorch keeps the
+    # log-softmax output and, in its backward, the incoming and outgoing gradients (3
+    # FP32 copies); Megatron-LM's vocab-parallel loss the BF16 logits beside their FP32
+    # copy, which it turns into the softmax in place.  One chunk of them at a time.
+    peak_bytes = logits_peak_bytes(s, act)
+    logits_live = peak_bytes * seq * b * m.vocab_size / run.logits_chunks
     total = mem_static + activations + logits_live + run.overhead_bytes
     gpu_mem = s.hardware.mem_gb * 10**9
     return {
@@ -274,6 +292,7 @@ def memory(s: Scenario) -> dict[str, float]:
         "recompute_share": share,
         "mem_activations": activations,
         "mem_logits": logits,
+        "logits_peak_bytes": peak_bytes,
         "mem_logits_live": logits_live,
         "mem_overhead": run.overhead_bytes,
         "mem_total": total,
