@@ -64,6 +64,19 @@ def test_recomputed_modules_drop_their_tensors(norms: int, mlp_act: int) -> None
     expect(r, "mem_act_layer_avg_gpu", plain["mem_act_layer_avg_gpu"], rel=1e-12)
 
 
+@pytest.mark.parametrize(("targets", "frozen"), [("qv", 1), ("qkvo", 1), ("all-linear", 0)])
+def test_lora_with_the_mlp_frozen_keeps_no_input_for_it(targets: str, frozen: int) -> None:
+    """A frozen linear layer needs no weight gradient: nothing keeps the MLP norm's
+    output (h) or the down projection's input (F) when LoRA leaves the MLP frozen."""
+    full = calc("8B full", model="llama3-8b", seq_len=4096)
+    r = calc(f"8B lora {targets}", model="llama3-8b", seq_len=4096, recipe="lora",
+             lora_targets=targets)  # fmt: skip
+    expect(r, "lora_frozen_mlp", frozen, abs=0)
+    dropped = frozen * (H_8B + F_8B)
+    expect(r, "act_values_dense_layer", full["act_values_dense_layer"] - dropped, abs=0)
+    expect(r, "mem_act_layer_avg_gpu", full["mem_act_layer_avg_gpu"], rel=1e-12)
+
+
 def test_gelu_mlp_with_its_activation_recomputed_keeps_its_input() -> None:
     r = calc("GPT-2 recompute act", model="gpt2-124m", recompute_mlp_act=1)
     expect(r, "mlp_act_tensors", 1, abs=0)
@@ -196,6 +209,8 @@ def matrix_items() -> list[dict[str, Any]]:
          "act_profile": "megatron-te", "recompute_mlp_act": 1,
          "measured_peak_mem": 70e9, "measured_peak_counter": "device",
          "mem_reserved_share": 0.1, "mem_comm_buffer_bytes": 1e9},
+        {"name": "8B QLoRA qv", "model": "llama3-8b", "hardware": "l40s", "n_gpus": 1,
+         "recipe": "qlora", "lora_targets": "qv", "recompute_norms": 1, "logits_chunks": 4},
         {"name": "GPT-2 one GPU", "model": "gpt2-124m", "hardware": "a100-80gb", "n_gpus": 1, "recompute_mlp_act": 1,
          "optimizer_state_dtype": "fp32", "attention": "naive", "recompute": "full",
          "measured_peak_mem": 5e9, "mem_headroom": 0.05},

@@ -73,9 +73,18 @@ def mlp_act_tensors(s: Scenario, options: bool = True) -> int:
     gated = mlp_matrices(s.model) == 3
     if options and s.run.recompute_mlp_act:
         return 2 if gated else 1
+    # LoRA without adapters on the MLP: the frozen down projection keeps no input.
+    frozen = lora_frozen_mlp(s) if options else 0
     if not gated:
-        return 2
-    return 3 if s.run.act_profile == "megatron-te" else 4
+        return 2 - frozen
+    return (3 if s.run.act_profile == "megatron-te" else 4) - frozen
+
+
+def lora_frozen_mlp(s: Scenario) -> int:
+    """1 under LoRA / QLoRA whose targets leave the MLP frozen (qv, qkvo): a frozen linear
+    layer needs no weight gradient, so PyTorch's autograd does not keep its input (the MLP
+    norm's output, the down projection's input) unless another operation does."""
+    return int(s.run.recipe in ("lora", "qlora") and s.run.lora_targets != "all-linear")
 
 
 # Bytes per parameter of Adam's two moments in each optimizer_state_dtype.
@@ -109,7 +118,9 @@ def token_values(s: Scenario, act: float, options: bool = True) -> dict[str, flo
     if m.is_mla:
         attn_values += m.q_lora_rank + m.kv_lora_rank  # inputs of the up-projections
     # Two norm inputs always; the two norm outputs (QKV and MLP inputs) unless recomputed.
-    norm_outputs = 2 * h * (1 - (run.recompute_norms if options else 0))
+    # Under LoRA with the MLP frozen nothing keeps the MLP norm's output.
+    frozen = lora_frozen_mlp(s) if options else 0
+    norm_outputs = (2 - frozen) * h * (1 - (run.recompute_norms if options else 0))
     base = 2 * h + norm_outputs + attn_values
     t = mlp_act_tensors(s, options)
     moe_ffn = m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts)
@@ -118,7 +129,7 @@ def token_values(s: Scenario, act: float, options: bool = True) -> dict[str, flo
     fp8_saved = int(run.peak_dtype == "fp8" and (run.act_profile == "megatron-te" or cache))
     o_width = a * dv
     # The second GEMM's input (F values) is kept only when the activation is not recomputed.
-    fc2_kept = 1 - (run.recompute_mlp_act if options else 0)
+    fc2_kept = (1 - (run.recompute_mlp_act if options else 0)) * (1 - frozen)
     return {
         "up_recomputed": up_recomputed,
         "norm_outputs": norm_outputs,
@@ -256,6 +267,7 @@ def memory(s: Scenario) -> dict[str, float]:
         "mem_master": mem_master,
         "mem_optimizer": mem_optimizer,
         "mem_static": mem_static,
+        "lora_frozen_mlp": lora_frozen_mlp(s),
         "attn_up_recomputed": tv["up_recomputed"],
         "act_norm_outputs_token": tv["norm_outputs"],
         "act_values_attn": tv["attn_values"],
