@@ -233,3 +233,23 @@ def test_libreoffice_equals_reference(matrix) -> None:
     path, _, reference = matrix
     bad = mismatches(libreoffice_values(path), reference)
     assert not bad, f"{len(bad)} keys differ in LibreOffice:\n" + "\n".join(bad[:40])
+
+
+def test_the_shipped_deepseek_v3_plan_is_ok_with_the_reports_savings() -> None:
+    """The report's layout (2,048 H800, PP 16, EP 64, ZeRO-1, FP8) with its memory savings
+    (sections 3.2.3 and 3.3.3) fits; without them it does not (108.7 GB before issue 40)."""
+    from dataclasses import replace
+
+    from sheetgen.reference import compute
+    from sheetgen.scenario_file import load_scenarios
+
+    (s,) = load_scenarios("presets/scenarios/deepseek-v3-phases.yaml")
+    run = s.run
+    assert (run.recompute_norms, run.recompute_up_proj, run.act_fp8_cache) == (1, 1, 1)
+    assert run.optimizer_state_dtype == "bf16"
+    r = compute(s)
+    assert (r["plan_verdict"], r["fits_per_gpu"]) == ("OK", 1), r["plan_verdict"]
+    assert r["mem_total_calibrated"] / GB == pytest.approx(68.6, abs=0.05)
+    plain = replace(run, recompute_norms=0, recompute_up_proj=0, act_fp8_cache=0,
+                    optimizer_state_dtype="recipe")  # fmt: skip
+    assert compute(replace(s, run=plain))["fits_per_gpu"] == 0
