@@ -441,7 +441,10 @@ def test_the_reviewers_pairs_read_as_ties_or_name_the_faster_term(why_searches) 
     ), _why(mixtral, 2)
     assert "d sooner" not in _why(why_searches["mixtral-8x7b on 16"], 1)
     llama = why_searches["llama3-70b on 64"]
-    assert "bubble 0.0% vs 1.5%" in _why(llama, 1) and "though compute" in _why(llama, 1)
+    # Sooner on the pipeline's terms (issue 40's memory counters changed which layouts
+    # fit, so the second plan is another pipelined one), though its compute is slower.
+    assert re.match(r"[\d.]+ d sooner; (bubble|stage imbalance) ", _why(llama, 1)), _why(llama, 1)
+    assert "though compute" in _why(llama, 1)
     qlora = [_why(why_searches["mistral-7b qlora on 4"], i) for i in range(4)]
     assert qlora[0].startswith("same days and cost; less memory per GPU ("), qlora
     assert not any("28.2 vs 28.2" in w for w in qlora), qlora

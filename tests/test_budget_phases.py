@@ -178,11 +178,16 @@ def test_step_time_is_the_same_measurement() -> None:
 def test_measured_peak_memory_calibrates_and_feeds_the_check() -> None:
     base = calc(model="gpt2-124m", hardware="h100-sxm")
     assert base["mem_overhead_factor"] == 1
-    assert base["mem_total_calibrated"] == base["mem_total"]
+    # The tensors x (1 + the allocator's reserve) + the CUDA context + NCCL's buffers.
+    allocated = base["mem_total"] - base["overhead_bytes"]
+    expected = allocated * (1 + base["mem_reserved_share"]) + base["overhead_bytes"]
+    expected += base["mem_comm_buffers_per_gpu"]
+    assert base["mem_total_calibrated"] == pytest.approx(expected, rel=1e-12)
     assert base["chk_mem_fits"] == 1
-    r = calc(model="gpt2-124m", measured_peak_mem=90e9)
-    assert r["mem_overhead_factor"] == pytest.approx(90e9 / base["mem_total"], rel=1e-12)
-    assert r["mem_total_calibrated"] == 90e9
+    # A measured nvidia-smi peak (measured_peak_counter device) is the calibrated peak.
+    r = calc(model="gpt2-124m", measured_peak_mem=90e9, measured_peak_counter="device")
+    assert r["mem_overhead_factor"] == pytest.approx(90e9 / base["mem_device_per_gpu"], rel=1e-12)
+    assert r["mem_total_calibrated"] == pytest.approx(90e9, rel=1e-12)
     assert r["chk_mem_fits"] == 0  # 90 GB measured does not fit the usable memory
 
 

@@ -214,8 +214,11 @@ def test_max_micro_batch_fits_and_one_more_does_not():
     assert mb >= 1, "a plan that fits has a largest micro-batch"
     at = calc("8B at max", **base, micro_batch=mb, pp_microbatches=r["pp_microbatches"])
     over = calc("8B over max", **base, micro_batch=mb + 1, pp_microbatches=r["pp_microbatches"])
-    assert at["mem_total_per_gpu"] <= at["mem_usable_per_gpu"]
-    assert over["mem_total_per_gpu"] > over["mem_usable_per_gpu"]
+    # The verdict's figure: the peak nvidia-smi would report (reserve, context, NCCL).
+    assert at["mem_device_per_gpu"] <= at["mem_usable_per_gpu"]
+    assert over["mem_device_per_gpu"] > over["mem_usable_per_gpu"]
+    expect(at, "fits_per_gpu", 1, abs=0)
+    expect(over, "fits_per_gpu", 0, abs=0)
     expect(r, "grad_accum_at_max_micro_batch", math.ceil(4_194_304 / (2048 * mb * 8)), abs=0)
 
 

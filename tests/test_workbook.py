@@ -112,6 +112,9 @@ def matrix_items() -> list[dict]:
                 # Fine-tuning (issue 22): read under recipe lora / qlora.
                 "lora_rank": [8, 16, 64][i % 3],
                 "lora_targets": CHOICES["lora_targets"][i % 3],
+                # Memory as measured (issue 40).
+                "optimizer_state_dtype": CHOICES["optimizer_state_dtype"][i % 4],
+                "measured_peak_counter": CHOICES["measured_peak_counter"][i % 3],
             }
         )
     # Custom architectures defined in the scenario file land in the Presets tables.

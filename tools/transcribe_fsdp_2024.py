@@ -201,7 +201,7 @@ def fms_fsdp() -> tuple[str, list[dict]]:
             layers = 0 if ac == "No AC" else round(min(1.0, 3 * (hfu / mfu - 1)) * n_layers)
             scen = {"model": llama2(size, "fms"), "hardware": dict(hw), "n_gpus": n_gpus,
                     "seq_len": 4096, "global_batch_tokens": n_gpus * 2 * 4096, "micro_batch": 2,
-                    **recompute(layers, n_layers)}  # fmt: skip
+                    **recompute(layers, n_layers), "recompute_mlp_act": 1}  # fmt: skip
             what = f"{size}, {sharding}, {ac}, batch 2; column {column}, {label}, {n_gpus} GPUs"
             ac_note = (
                 "no activation checkpointing"
@@ -223,7 +223,9 @@ def fms_fsdp() -> tuple[str, list[dict]]:
                 f"sequence 4,096 (fms_fsdp/config/training.py at ed74fd5: seq_length 4096; the "
                 f"README: '4k context length'); batch 2 a GPU, no gradient accumulation "
                 f"(train_utils.py: one optimizer step per batch); {ac_note}; {shard_note}; "
-                "torch.compile on (not an input of the model); the network as the column "
+                "torch.compile on: AOTAutograd's min-cut partitioner recomputes the SwiGLU's "
+                "pointwise ops in the backward pass, keeping the gate and up outputs "
+                "(recompute_mlp_act 1); the network as the column "
                 "heading prints it, read per GPU; tokens per second per GPU as printed "
                 f"(train_utils.py: 'token per gpu per sec'); {RECIPE_NOTE}, reduced in BF16 "
                 "(fms_fsdp/policies/mixed_precision.py bfSixteen) where the recipe counts FP32"

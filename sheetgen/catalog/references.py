@@ -266,4 +266,20 @@ REFERENCES: tuple[tuple[str, str, str], ...] = (
         "The Llama 4 herd: the beginning of a new era of natively multimodal AI innovation",
         "https://ai.meta.com/blog/llama-4-multimodal-intelligence/",
     ),
+    # Memory as measured (issue 40)
+    (
+        "Zamirai et al. 2020",
+        "Revisiting BFloat16 Training",
+        "https://arxiv.org/abs/2010.06192",
+    ),
+    (
+        "Hsu et al. 2024",
+        "Liger Kernel: Efficient Triton Kernels for LLM Training",
+        "https://arxiv.org/abs/2410.10989",
+    ),
+    (
+        "Wijmans et al. 2024",
+        "Cut Your Losses in Large-Vocabulary Language Models",
+        "https://arxiv.org/abs/2411.09009",
+    ),
 )

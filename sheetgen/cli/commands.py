@@ -326,9 +326,14 @@ def inputs_cmd(workbook: str, output: str | None, force: bool) -> None:
     click.echo(safe_write.publish_text(out, text).line())
 
 
-from sheetgen.cli.plans import advise_cmd, benchmark_check_cmd, serving_check_cmd  # noqa: E402
+from sheetgen.cli.plans import (  # noqa: E402
+    advise_cmd,
+    benchmark_check_cmd,
+    memory_check_cmd,
+    serving_check_cmd,
+)
 
-for _command in (benchmark_check_cmd, serving_check_cmd, advise_cmd):
+for _command in (benchmark_check_cmd, memory_check_cmd, serving_check_cmd, advise_cmd):
     main.add_command(_command)
 
 

@@ -1,7 +1,8 @@
-"""The commands that judge and advise plans: ``benchmark-check`` and ``serving-check``
-(the models against published measurements) and ``advise`` (the layout search), with
-the search's progress line.  ``sheetgen.cli.commands`` registers them on its group; like every
-command they import heavy modules inside, so ``sheetgen --help`` stays fast.
+"""The commands that judge and advise plans: ``benchmark-check``, ``memory-check`` and
+``serving-check`` (the models against published measurements) and ``advise`` (the
+layout search), with the search's progress line.  ``sheetgen.cli.commands`` registers them
+on its group; like every command they import heavy modules inside, so ``sheetgen --help``
+stays fast.
 """
 
 from __future__ import annotations
@@ -72,6 +73,40 @@ def benchmark_check_cmd(role: str, fmt: str) -> None:
         return
     click.echo(render(benchmark_frame(results), fmt))
     for line in benchmarks.summary_lines(results):
+        click.echo(line, err=fmt != "table")
+
+
+@click.command("memory-check", cls=OnceCommand)
+@click.option(
+    "--role",
+    type=click.Choice(["all", "fit", "check"]),
+    default="all",
+    show_default=True,
+    help="the rows the allocator's reserve share was fitted on, those only checked, or all",
+)
+@check_format
+@handle_errors
+def memory_check_cmd(role: str, fmt: str) -> None:
+    """Predicted vs measured peak memory per GPU of the published runs in
+    presets/benchmarks/memory/ (each compared on the counter its source measured:
+    PyTorch's peak allocated or reserved, or nvidia-smi), with the error per run, then
+    median, worst, rows within ±20% and the fit / out-of-memory verdicts."""
+    import pandas as pd
+
+    from sheetgen.calibration import memory_check
+    from sheetgen.cli.tables import render
+    from sheetgen.scenarios.run_fields import RUN_DEFAULTS
+
+    rows = [r for r in memory_check.load() if role in ("all", r.role)]
+    results = [memory_check.evaluate(r) for r in rows]
+    if fmt == "markdown":
+        click.echo(memory_check.markdown(results), nl=False)
+        return
+    click.echo(render(pd.DataFrame(memory_check.frame_rows(results)), fmt))
+    shipped = RUN_DEFAULTS["mem_reserved_share"]
+    lines = memory_check.summary_lines(results)
+    lines.append(memory_check.reserve_line(memory_check.load_reserve(), shipped))
+    for line in lines:
         click.echo(line, err=fmt != "table")
 
 

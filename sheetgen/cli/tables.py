@@ -232,7 +232,7 @@ def summary_lines(scenarios: list[Scenario]) -> list[str]:
         lines += [
             _fit(f"  {s.name}"),
             _fit(
-                f"    {verdict}; {r['layout_text']}, {r['mem_total_per_gpu'] / 1e9:,.1f} of "
+                f"    {verdict}; {r['layout_text']}, {r['mem_total_calibrated'] / 1e9:,.1f} of "
                 f"{r['gpu_mem_bytes'] / 1e9:,.1f} GB/GPU"
             ),
             _fit(

@@ -44,6 +44,15 @@ count, in bytes per token (FP32 = 4 bytes):
                Engine": the FP8 cast happens inside the linear layer; Micikevicius et
                al. 2022, arXiv:2209.05433, section 4: GEMM inputs in FP8, outputs in
                higher precision.)
+
+Framework choices (issue 40; ``token_values``): the optimizer moments' precision
+(``optimizer_state_dtype``: 8 / 4 / 2 bytes) and the master copy (``master_weights``);
+FP8 caching of the linear layers' inputs under any profile (``act_fp8_cache``);
+recomputed norms (their two outputs, 2h, and statistics dropped), MLA up-projections
+(Q, K, V dropped; latents and O kept) and MLP activation (its input only: 2 F-wide
+tensors gated, 1 GeLU); offloaded activations (``act_offload_share``) and the logits
+live at once (``logits_chunks``).  ``token_values(options=False)`` is what a layer
+writes, kept or not: the clock's memory-bound work reads it.
 """
 
 from __future__ import annotations
@@ -55,23 +64,98 @@ from sheetgen.scenarios.scenario import Scenario
 FP32 = 4  # bytes of an FP32 value (norm statistics, log-sum-exp, FP32 norm inputs)
 
 
-def mlp_act_tensors(s: Scenario) -> int:
+def mlp_act_tensors(s: Scenario, options: bool = True) -> int:
     """[s, b, F] tensors an MLP keeps: SwiGLU gate out, up out, SiLU out, product; GeLU in, out.
 
-    Megatron's fused SwiGLU keeps its 2F-wide input and the product: 3."""
-    if mlp_matrices(s.model) != 3:
-        return 2
-    return 3 if s.run.act_profile == "megatron-te" else 4
+    Megatron's fused SwiGLU keeps its 2F-wide input and the product: 3.  With the
+    activation recomputed (``recompute_mlp_act``; ``options`` False: as if not) only its
+    input stays: 2 (gated), 1 (GeLU)."""
+    gated = mlp_matrices(s.model) == 3
+    if options and s.run.recompute_mlp_act:
+        return 2 if gated else 1
+    # LoRA without adapters on the MLP: the frozen down projection keeps no input.
+    frozen = lora_frozen_mlp(s) if options else 0
+    if not gated:
+        return 2 - frozen
+    return (3 if s.run.act_profile == "megatron-te" else 4) - frozen
 
 
-def norm_extra_bytes(s: Scenario) -> float:
-    """Bytes per token one norm keeps beyond its input and output (act_profile)."""
+def lora_frozen_mlp(s: Scenario) -> int:
+    """1 under LoRA / QLoRA whose targets leave the MLP frozen (qv, qkvo): a frozen linear
+    layer needs no weight gradient, so PyTorch's autograd does not keep its input (the MLP
+    norm's output, the down projection's input) unless another operation does."""
+    return int(s.run.recipe in ("lora", "qlora") and s.run.lora_targets != "all-linear")
+
+
+# Bytes per parameter of Adam's two moments in each optimizer_state_dtype.
+MOMENT_BYTES = {"fp32": 8, "bf16": 4, "8bit": 2}
+
+
+def norm_extra_bytes(s: Scenario, options: bool = True) -> float:
+    """Bytes per token one norm keeps beyond its input and output (act_profile); none
+    when the norms are recomputed (``options`` False: as if not)."""
     profile, m = s.run.act_profile, s.model
-    if profile == "formula":
+    if profile == "formula" or (options and s.run.recompute_norms):
         return 0
     if m.norm != "rmsnorm":
         return 2 * FP32  # mean and 1/std
     return (FP32 * m.hidden_size if profile == "hf-eager" else 0) + FP32
+
+
+def token_values(s: Scenario, act: float, options: bool = True) -> dict[str, float]:
+    """What one layer keeps per token: values (x act bytes) of a dense and a MoE layer,
+    the FP8 changes in bytes and the norm extras.  ``options`` False leaves out the
+    framework choices of issue 40 (recomputed norms, MLA up-projections and MLP
+    activation, FP8 caching): the tensors the layer writes, kept or not."""
+    m, run = s.model, s.run
+    h, a = m.hidden_size, m.n_heads
+    dqk, dv = qk_head_dim(m), v_head_dim(m)
+    kv_heads = a if m.is_mla else m.n_kv_heads
+    # Q and O are a heads wide, K and V kv_heads wide (MLA expands K, V to all heads);
+    # MLA with its up-projections recomputed keeps only O and the latents.
+    up_recomputed = int(options and m.is_mla and run.recompute_up_proj == 1)
+    attn_values = (1 - up_recomputed) * (a * dqk + kv_heads * dqk + kv_heads * dv) + a * dv
+    if m.is_mla:
+        attn_values += m.q_lora_rank + m.kv_lora_rank  # inputs of the up-projections
+    # Two norm inputs always; the two norm outputs (QKV and MLP inputs) unless recomputed.
+    # Under LoRA with the MLP frozen nothing keeps the MLP norm's output.
+    frozen = lora_frozen_mlp(s) if options else 0
+    norm_outputs = (2 - frozen) * h * (1 - (run.recompute_norms if options else 0))
+    base = 2 * h + norm_outputs + attn_values
+    t = mlp_act_tensors(s, options)
+    moe_ffn = m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts)
+    # FP8 GEMM inputs kept at 1 byte (Transformer Engine); bytes per token, < 0 saves.
+    cache = run.act_fp8_cache == 1 and options
+    fp8_saved = int(run.peak_dtype == "fp8" and (run.act_profile == "megatron-te" or cache))
+    o_width = a * dv
+    # The second GEMM's input (F values) is kept only when the activation is not recomputed.
+    fc2_kept = (1 - (run.recompute_mlp_act if options else 0)) * (1 - frozen)
+    return {
+        "up_recomputed": up_recomputed,
+        "norm_outputs": norm_outputs,
+        "attn_values": attn_values,
+        "t": t,
+        "dense": base + t * m.ffn_size,
+        "moe": base + t * moe_ffn if m.is_moe else 0,
+        "per_norm": norm_extra_bytes(s, options),
+        "fp8_saved": fp8_saved,
+        "fp8_whole": fp8_saved * (1 - act) * norm_outputs,
+        "fp8_dense": fp8_saved * ((1 - act) * fc2_kept * m.ffn_size + o_width),
+        "fp8_moe": fp8_saved * ((1 - act) * fc2_kept * moe_ffn + o_width) if m.is_moe else 0,
+    }
+
+
+def logits_peak_bytes(s: Scenario, act: float) -> float:
+    """Bytes per logit alive at the loss's peak, by activation profile: formula the one
+    FP32 copy Korthikanti et al. count; hf-eager 3 (PyTorch's log_softmax saves its
+    output, and its backward holds the incoming and the outgoing gradient beside it);
+    megatron-te the BF16 logits beside the FP32 copy its loss makes (then in place)."""
+    run = s.run
+    if run.act_profile == "hf-eager":
+        return 3 * run.logits_bytes
+    if run.act_profile == "megatron-te":
+        return run.logits_bytes + act
+    return run.logits_bytes
 
 
 def recompute_share(s: Scenario) -> float:
@@ -85,6 +169,23 @@ def recompute_share(s: Scenario) -> float:
     return min(1.0, run.recompute_layers * run.pp / s.model.n_layers)
 
 
+def static_bytes(s: Scenario) -> dict[str, float]:
+    """Bytes per parameter of each state: the recipe's, LoRA's averages over N, the
+    moments' precision (optimizer_state_dtype) and the master copy (master_weights)."""
+    run, recipe = s.run, s.recipe
+    # LoRA / QLoRA (reference/finetune.py): frozen base + FP32 adapters, averaged over N.
+    ft = finetune(s)
+    lora = ft["lora_on"] == 1
+    o_recipe = MOMENT_BYTES.get(run.optimizer_state_dtype, recipe.optimizer_bytes)
+    return {
+        "weight_bytes": ft["lora_weight_bytes_avg"] if lora else recipe.weight_bytes,
+        "grad_bytes": ft["lora_grad_bytes_avg"] if lora else recipe.grad_bytes,
+        "grad_accum_bytes": recipe.grad_accum_bytes,
+        "master_bytes": recipe.master_bytes * run.master_weights,
+        "optimizer_bytes": ft["lora_optimizer_bytes_avg"] if lora else o_recipe,
+    }
+
+
 def memory(s: Scenario) -> dict[str, float]:
     m, run, recipe = s.model, s.run, s.recipe
     p = params(m)
@@ -93,55 +194,37 @@ def memory(s: Scenario) -> dict[str, float]:
     seq, b = run.seq_len, run.micro_batch
     act = recipe.act_bytes
 
-    # LoRA / QLoRA (reference/finetune.py): frozen base + FP32 adapters, averaged over N.
-    ft = finetune(s)
-    lora = ft["lora_on"] == 1
-    w_b = ft["lora_weight_bytes_avg"] if lora else recipe.weight_bytes
-    g_b = ft["lora_grad_bytes_avg"] if lora else recipe.grad_bytes
-    o_b = ft["lora_optimizer_bytes_avg"] if lora else recipe.optimizer_bytes
-    bytes_per_param = w_b + g_b + recipe.grad_accum_bytes + recipe.master_bytes + o_b
-    mem_weights = n * w_b
-    mem_grads = n * (g_b + recipe.grad_accum_bytes)
-    mem_master = n * recipe.master_bytes
-    mem_optimizer = n * o_b
+    sb = static_bytes(s)
+    bytes_per_param = sum(sb.values())
+    mem_weights = n * sb["weight_bytes"]
+    mem_grads = n * (sb["grad_bytes"] + sb["grad_accum_bytes"])
+    mem_master = n * sb["master_bytes"]
+    mem_optimizer = n * sb["optimizer_bytes"]
     mem_static = mem_weights + mem_grads + mem_master + mem_optimizer
 
-    dqk, dv = qk_head_dim(m), v_head_dim(m)
-    kv_heads = a if m.is_mla else m.n_kv_heads
-    # Q and O are a heads wide, K and V kv_heads wide (MLA expands K, V to all heads).
-    attn_values = a * dqk + kv_heads * dqk + kv_heads * dv + a * dv
-    if m.is_mla:
-        attn_values += m.q_lora_rank + m.kv_lora_rank  # inputs of the up-projections
-    base = 4 * h + attn_values
-    t = mlp_act_tensors(s)
-    values_dense = base + t * m.ffn_size
-    values_moe = (
-        base + t * m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts) if m.is_moe else 0
-    )
+    tv = token_values(s, act)
+    wr = token_values(s, act, options=False)
+    # What TP keeps whole of the written tensors: norm inputs and outputs, MLA latents.
+    whole_written = 4 * h + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
+    fp8_whole = tv["fp8_whole"]
     masks_layer = m.dropout * 2 * seq * b * h * run.dropout_mask_bytes
     naive = run.attention == "naive"
-    per_norm = norm_extra_bytes(s)
+    per_norm = tv["per_norm"]
     extra_norm = m.norms_per_layer * per_norm
     # The log-sum-exp belongs to the attention core: selective recomputation drops it.
     no_lse = run.act_profile == "formula" or naive or run.recompute == "selective"
     extra_attn = 0 if no_lse else FP32 * a
     extra_layer = seq * b * (extra_norm + extra_attn)
-    # FP8 GEMM inputs kept at 1 byte (Transformer Engine); bytes per token, < 0 saves.
-    fp8_saved = int(run.peak_dtype == "fp8" and run.act_profile == "megatron-te")
-    o_width = a * dv
-    fp8_whole = fp8_saved * (1 - act) * 2 * h
-    fp8_dense = fp8_saved * ((1 - act) * m.ffn_size + o_width)
-    moe_ffn = m.moe_ffn_size * (m.experts_per_token + m.n_shared_experts)
-    fp8_moe = fp8_saved * ((1 - act) * moe_ffn + o_width) if m.is_moe else 0
     act_dense_layer = (
-        seq * b * (act * values_dense + fp8_whole + fp8_dense) + extra_layer + masks_layer
+        seq * b * (act * tv["dense"] + fp8_whole + tv["fp8_dense"]) + extra_layer + masks_layer
     )
     act_moe_layer = (
-        seq * b * (act * values_moe + fp8_whole + fp8_moe) + extra_layer + masks_layer
+        seq * b * (act * tv["moe"] + fp8_whole + tv["fp8_moe"]) + extra_layer + masks_layer
         if m.is_moe
         else 0
     )
-    final_token = 0 if run.act_profile == "formula" else 2 * act * h + per_norm
+    kept_final = act * h * (2 - run.recompute_norms) + per_norm
+    final_token = 0 if run.act_profile == "formula" else kept_final
     act_final = final_token * seq * b
     scores_layer = a * seq * seq * b * (act + m.dropout * (run.dropout_mask_bytes + act))
     n_moe = p["n_moe_layers"]
@@ -154,25 +237,29 @@ def memory(s: Scenario) -> dict[str, float]:
     stored = n_dense * act_dense_layer + n_moe * act_moe_layer
     share = recompute_share(s)
     if run.recompute == "none":
-        activations = stored + (m.n_layers * scores_layer if naive else 0)
+        kept = stored + (m.n_layers * scores_layer if naive else 0)
     elif run.recompute == "selective":
-        activations = stored
+        kept = stored
     else:
         # Recomputed layers keep their input; the others (partial recomputation) all.
         kept_whole = stored + (m.n_layers * scores_layer if naive else 0)
-        activations = share * m.n_layers * act_input_layer + (1 - share) * kept_whole
+        kept = share * m.n_layers * act_input_layer + (1 - share) * kept_whole
+    # Offloaded activations wait in host memory; a recomputed layer's working set stays.
+    activations = kept * (1 - run.act_offload_share) + act_final
+    if run.recompute == "full":
         activations += act_layer_max
-    activations += act_final
 
     logits = run.logits_bytes * seq * b * m.vocab_size
-    total = mem_static + activations + logits + run.overhead_bytes
+    # At the loss's peak more than the FP32 logits are alive: eager PyTorch keeps the
+    # log-softmax output and, in its backward, the incoming and outgoing gradients (3
+    # FP32 copies); Megatron-LM's vocab-parallel loss the BF16 logits beside their FP32
+    # copy, which it turns into the softmax in place.  One chunk of them at a time.
+    peak_bytes = logits_peak_bytes(s, act)
+    logits_live = peak_bytes * seq * b * m.vocab_size / run.logits_chunks
+    total = mem_static + activations + logits_live + run.overhead_bytes
     gpu_mem = s.hardware.mem_gb * 10**9
     return {
-        "weight_bytes": w_b,
-        "grad_bytes": g_b,
-        "grad_accum_bytes": recipe.grad_accum_bytes,
-        "master_bytes": recipe.master_bytes,
-        "optimizer_bytes": o_b,
+        **sb,
         "act_bytes": act,
         "bytes_per_param": bytes_per_param,
         "mem_weights": mem_weights,
@@ -180,19 +267,30 @@ def memory(s: Scenario) -> dict[str, float]:
         "mem_master": mem_master,
         "mem_optimizer": mem_optimizer,
         "mem_static": mem_static,
-        "act_values_attn": attn_values,
-        "mlp_act_tensors": t,
+        "lora_frozen_mlp": lora_frozen_mlp(s),
+        "attn_up_recomputed": tv["up_recomputed"],
+        "act_norm_outputs_token": tv["norm_outputs"],
+        "act_values_attn": tv["attn_values"],
+        "mlp_act_tensors": tv["t"],
         "act_profile_norm_extra": per_norm,
         "act_extra_norm_token": extra_norm,
         "act_extra_attn_token": extra_attn,
         "act_final_token": final_token,
         "mem_act_final": act_final,
-        "act_values_dense_layer": values_dense,
-        "act_values_moe_layer": values_moe,
-        "act_fp8_saved": fp8_saved,
+        "act_values_dense_layer": tv["dense"],
+        "act_values_moe_layer": tv["moe"],
+        "act_fp8_saved": tv["fp8_saved"],
         "act_fp8_whole_token": fp8_whole,
-        "act_fp8_dense_token": fp8_dense,
-        "act_fp8_moe_token": fp8_moe,
+        "act_fp8_dense_token": tv["fp8_dense"],
+        "act_fp8_moe_token": tv["fp8_moe"],
+        # The tensors a layer writes, kept or not (no issue-40 option): the clock's
+        # memory-bound work reads and writes them.
+        "act_written_dense_token": act * (wr["dense"] - whole_written) + wr["fp8_dense"],
+        "act_written_moe_token": (
+            act * (wr["moe"] - whole_written) + wr["fp8_moe"] if m.is_moe else 0
+        ),
+        "act_written_whole_token": act * whole_written + wr["fp8_whole"],
+        "act_written_extra_norm_token": m.norms_per_layer * wr["per_norm"],
         "mem_act_masks_layer": masks_layer,
         "mem_act_dense_layer": act_dense_layer,
         "mem_act_moe_layer": act_moe_layer,
@@ -202,9 +300,12 @@ def memory(s: Scenario) -> dict[str, float]:
         "attn_is_naive": int(naive),
         "mem_act_layer_max": act_layer_max,
         "mem_act_stored": stored,
+        "mem_act_kept": kept,
         "recompute_share": share,
         "mem_activations": activations,
         "mem_logits": logits,
+        "logits_peak_bytes": peak_bytes,
+        "mem_logits_live": logits_live,
         "mem_overhead": run.overhead_bytes,
         "mem_total": total,
         "mem_gpu_share": total / gpu_mem,

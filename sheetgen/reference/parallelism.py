@@ -46,9 +46,13 @@ Framework memory (issue 12):
   they stay on the GPU), and with offloaded weights each micro-batch's forward
   and backward fetch them (2 m x weight bytes); its time at the host link is
   added to the communication time.
-  Largest micro-batch: activations and logits grow linearly with b, the rest does
-  not: floor((usable - static - buffer - overhead) / (per-GPU activations and
-  logits per sequence)), keeping this layout's micro-batches in flight.
+  The peak per GPU as PyTorch's counters and nvidia-smi see it, the verdict, the
+  fewest GPUs and the largest micro-batch: ``parallelism_fit.py``.
+
+Issue 40: interleaving with N micro-batches per chunk group (``pp_microbatch_group``)
+counts the first stage's warm-up pass by pass (``_warm_up``); offloaded activations
+(``act_offload_share``) leave the GPU; the average layer the clock reads is the one
+written, whatever the recomputed modules keep.
 
 Days and GPU cost at the estimated step time (perfect overlap): steps x step /
 goodput, and GPUs x those days x 24 x the GPU-hour price; the Schedule's days
@@ -57,17 +61,17 @@ use the MFU input instead, which does not see the layout.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from sheetgen.reference.communication import communication
 from sheetgen.reference.flops import flops
-from sheetgen.reference.inputs import microbatches, num_text, splits_evenly
+from sheetgen.reference.inputs import microbatches
 from sheetgen.reference.memory import memory
+from sheetgen.reference.parallelism_fit import fewest_gpus, max_micro_batch, peak, zero3_buffer
 from sheetgen.reference.params import params
 from sheetgen.reference.throughput import step_model
 from sheetgen.scenarios.scenario import Scenario
-from sheetgen.units import GIGA, HOURS_PER_DAY, SECONDS_PER_DAY
+from sheetgen.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 
 def parallelism_given(
@@ -92,12 +96,12 @@ def layout(s: Scenario, p: dict[str, float], mem: dict[str, float], f: dict) -> 
     k.update(_static_memory(s, mem, k))
     k.update(_gather_unit(s, p, mem))
     k.update(_activations(s, p, mem, k))
-    k.update(_peak(s, mem, k))
-    k.update(_fewest_gpus(s, mem, k))
+    k.update(peak(s, mem, k))
+    k.update(fewest_gpus(s, mem, k))
     k.update(communication(s, p, mem, k))
     k["mem_act_layer_avg_gpu"] = k.pop("mem_act_layer_avg_gpu")  # the keys' order of old
     k.update(step_model(s, f, k))
-    k.update(_max_micro_batch(s, k))
+    k.update(max_micro_batch(s, k))
     return {key: value for key, value in k.items() if not key.startswith("_")}
 
 
@@ -128,6 +132,9 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
     split = (places - m.n_layers) // 2  # 1: the embedding and the loss take places
     first_stage = places / pp - split
     first_chunk = places / (pp * v) - split
+    # Interleaved (v > 1): N micro-batches pass through a chunk before the next (0 = pp);
+    # the first stage's warm-up is 2 (pp - 1) + (v - 1) N + 1 chunk passes.
+    group = run.pp_microbatch_group or pp
     per_gpu_dense = (nonexpert * first_stage / m.n_layers + outside) / tp
     per_gpu_expert = routed * first_stage / (m.n_layers * ep * tp)
     return {
@@ -140,16 +147,20 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
         "pp_split_active": split,
         "layers_first_stage": first_stage,
         "layers_first_chunk": first_chunk,
-        "micro_batches_in_flight": min(pp, mb),
+        "pp_group_used": group,
+        "micro_batches_in_flight": min(group if v > 1 else pp, mb),
         # With the embedding in a layer's place the second stage holds a whole stage of
         # layers and, in Megatron-LM's schedule, one micro-batch fewer (v = 1: min(pp -
-        # 1, m)) or 2 (pp - 2) + (v - 1) pp + 1 chunk passes (v > 1: in stages' worth
-        # pp + (pp - 3) / v, at most m): it can hold more than the first.
+        # 1, m)) or 2 (pp - 2) + (v - 1) N + 1 chunk passes (v > 1: in stages' worth
+        # N + (2 pp - 3 - N) / v, at most m): it can hold more than the first.
         "micro_batches_in_flight_stage2": (
-            0 if not split else min(pp + (pp - 3) / v, mb) if v > 1 else min(pp - 1, mb)
+            0
+            if not split
+            else min(group + (2 * pp - 3 - group) / v, mb)
+            if v > 1
+            else min(pp - 1, mb)
         ),
-        # The warm-up's extra (pp - 1) micro-batches run the first chunk only.
-        "interleave_factor": 1 + ((pp - 1) / pp * first_chunk / first_stage if v > 1 else 0),
+        **_warm_up(pp, v, group, first_chunk, first_stage),
         "params_routed_experts": routed,
         "params_layers_nonexpert": nonexpert,
         "params_stage_outside": outside,
@@ -157,6 +168,28 @@ def _geometry(s: Scenario, p: dict[str, float]) -> dict[str, Any]:
         "params_per_gpu_expert": per_gpu_expert,
         "params_per_gpu": per_gpu_dense + per_gpu_expert,
         "params_per_gpu_sharded": per_gpu_dense / zero_group + per_gpu_expert / zero_group_expert,
+    }
+
+
+def _warm_up(pp: int, v: int, group: int, first_chunk: float, first_stage: float) -> dict:
+    """The first stage's warm-up under interleaving (v > 1): P = 2 (pp - 1) + (v - 1) N
+    + 1 chunk passes before its first backward, N micro-batches through one chunk, then
+    the next, so the first chunk gets floor(P / (N v)) N + min(P mod N v, N) of them and
+    the other v - 1 chunks share the rest; in whole stages of layers,
+    (first-chunk passes x its layers + the rest x the other chunks' layers) / stage 1's
+    layers, and per micro-batch in flight (N) the interleaving factor.  N = pp with even
+    chunks: 1 + (pp - 1) / (pp v) (Korthikanti et al. 2022, section 4.2.3)."""
+    if v == 1:
+        return {"pp_warmup_passes": pp, "pp_warmup_first_chunk_passes": pp, "interleave_factor": 1}
+    passes = 2 * (pp - 1) + (v - 1) * group + 1
+    cycles = passes // (group * v)
+    first = cycles * group + min(passes - cycles * group * v, group)
+    other_chunk = (first_stage - first_chunk) / (v - 1)
+    stages = (first * first_chunk + (passes - first) * other_chunk) / first_stage
+    return {
+        "pp_warmup_passes": passes,
+        "pp_warmup_first_chunk_passes": first,
+        "interleave_factor": stages / group,
     }
 
 
@@ -207,12 +240,8 @@ def _gather_unit(s: Scenario, p: dict[str, float], mem: dict[str, float]) -> dic
     unit = max(p["params_embedding"], p["params_output"], layer_dense, layer_moe) / run.tp
     return {
         "params_gather_unit_gpu": unit,
-        "mem_zero3_buffer_per_gpu": _zero3_buffer(run.zero_stage, mem["act_bytes"], unit),
+        "mem_zero3_buffer_per_gpu": zero3_buffer(run.zero_stage, mem["act_bytes"], unit),
     }
-
-
-def _zero3_buffer(stage: int, act: float, gather_unit: float) -> float:
-    return 2 * act * gather_unit if stage >= 3 else 0
 
 
 def _activations(
@@ -222,7 +251,8 @@ def _activations(
     m, run = s.model, s.run
     tp, pp, cp, b, seq = run.tp, run.pp, run.cp, run.micro_batch, run.seq_len
     act, sp_div = mem["act_bytes"], k["sp_divisor"]
-    unsplit = 4 * m.hidden_size + (m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0)
+    unsplit = 2 * m.hidden_size + mem["act_norm_outputs_token"]
+    unsplit += m.q_lora_rank + m.kv_lora_rank if m.is_mla else 0
     masks = mem["mem_act_masks_layer"]
     extra = seq * b * (mem["act_extra_norm_token"] / sp_div + mem["act_extra_attn_token"] / tp)
     extra += seq * b * mem["act_fp8_whole_token"] / sp_div
@@ -240,8 +270,18 @@ def _activations(
     has_dense = p["n_dense_mlp_layers"] > 0
     layer_max = max(dense_layer if has_dense else 0, moe_layer) + naive * scores_layer
     all_layers = p["n_dense_mlp_layers"] * dense_layer + p["n_moe_layers"] * moe_layer
-    # The average layer (what the step model's elementwise work reads and writes).
-    layer_avg = all_layers / m.n_layers + naive * scores_layer
+
+    # The average layer as written, kept or not (what the step model's elementwise work
+    # reads and writes): the framework choices of issue 40 change what is kept only.
+    def written(split_token: float) -> float:
+        whole = (mem["act_written_whole_token"] + mem["act_written_extra_norm_token"]) / sp_div
+        per_token = split_token / tp + whole + mem["act_extra_attn_token"] / tp
+        return (seq * b * per_token + masks / sp_div) / cp
+
+    dense_written = written(mem["act_written_dense_token"])
+    moe_written = written(mem["act_written_moe_token"]) if m.is_moe else 0
+    written_all = p["n_dense_mlp_layers"] * dense_written + p["n_moe_layers"] * moe_written
+    layer_avg = written_all / m.n_layers + naive * scores_layer
     share = mem["recompute_share"]
     first = k["layers_first_stage"]  # the first stage holds the most micro-batches
     if run.recompute == "full":
@@ -260,6 +300,8 @@ def _activations(
     # The second stage's layers, (n_layers + 2) / pp, each keeping what stage 1's keep.
     kept_stage2 = kept_stage * (m.n_layers + 2) / pp / first * k["pp_split_active"]
     stage2 = kept_stage2 * k["micro_batches_in_flight_stage2"]
+    # What waits for the backward pass, less the share offloaded to host memory.
+    kept_gpu = max(kept_stage * in_flight, stage2) * (1 - run.act_offload_share)
     return {
         "_recompute_share": share,
         "act_values_unsplit": unsplit,
@@ -268,118 +310,16 @@ def _activations(
         "mem_act_scores_layer_gpu": scores_layer,
         "mem_act_input_layer_gpu": input_layer,
         "mem_act_layer_max_gpu": layer_max,
+        "mem_act_dense_written_gpu": dense_written,
+        "mem_act_moe_written_gpu": moe_written,
         "mem_act_layer_avg_gpu": layer_avg,
         "mem_act_kept_stage": kept_stage,
         "mem_act_working_gpu": working,
         "mem_act_final_gpu": final_gpu,
         "mem_act_kept_stage2": kept_stage2,
-        "mem_activations_per_gpu": max(kept_stage * in_flight, stage2) + working + final_gpu,
-        "mem_logits_per_gpu": mem["mem_logits"] / (tp * cp) if pp == 1 else 0,
-    }
-
-
-def _peak(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[str, Any]:
-    """Peak per GPU, calibrated by a pilot run's measured peak, against the usable memory."""
-    run = s.run
-    total = (
-        k["mem_static_per_gpu"]
-        + k["mem_activations_per_gpu"]
-        + k["mem_logits_per_gpu"]
-        + run.overhead_bytes
-        + k["mem_zero3_buffer_per_gpu"]
-    )
-    overhead_factor = run.measured_peak_mem / total if run.measured_peak_mem > 0 else 1
-    calibrated = total * overhead_factor
-    gpu_mem = s.hardware.mem_gb * GIGA
-    usable = gpu_mem * (1 - run.mem_headroom)
-    return {
-        "mem_total_per_gpu": total,
-        "mem_usable_per_gpu": usable,
-        "mem_headroom_per_gpu": gpu_mem * run.mem_headroom,
-        "mem_per_gpu_share": total / gpu_mem,
-        "mem_overhead_factor": overhead_factor,
-        "mem_total_calibrated": calibrated,
-        "fits_per_gpu": int(calibrated <= usable),
-    }
-
-
-def _fewest_gpus(s: Scenario, mem: dict[str, float], k: dict[str, Any]) -> dict[str, Any]:
-    """Smallest GPU count at this tp, pp, cp, ep: the data-parallel degree whose ZeRO
-    shards bring the calibrated peak under the usable memory.  Per GPU the sharded
-    bytes are shard_bytes x (dense + ep x expert parameters per GPU) / (dp x cp);
-    everything else (unsharded parameter bytes, activations, logits, overhead, the
-    ZeRO-3 buffer) does not shrink with dp.  Offloaded states are not on the GPU."""
-    run = s.run
-    tp, pp, cp, ep, zero = run.tp, run.pp, run.cp, run.ep, run.zero_stage
-    oo, op = run.offload_optimizer, run.offload_params
-    usable, factor = k["mem_usable_per_gpu"], k["mem_overhead_factor"]
-    w_gpu = mem["weight_bytes"] * (1 - op)
-    g_gpu = (mem["grad_bytes"] + mem["grad_accum_bytes"]) * (1 - oo)
-    o_gpu = (mem["master_bytes"] + mem["optimizer_bytes"]) * (1 - oo)
-    resident = w_gpu + g_gpu + o_gpu
-    per_gpu_dense, per_gpu_expert = k["params_per_gpu_dense"], k["params_per_gpu_expert"]
-
-    def shard_bytes(stage: int) -> float:
-        return (
-            (o_gpu if stage >= 1 else 0)
-            + (g_gpu if stage >= 2 else 0)
-            + (w_gpu if stage >= 3 else 0)
-        )
-
-    def fewest(stage: int) -> tuple[float, float, int | str]:
-        shard_b = shard_bytes(stage)
-        shardable = shard_b * (per_gpu_dense + ep * per_gpu_expert) / cp
-        fixed = (resident - shard_b) * k["params_per_gpu"] + k["mem_activations_per_gpu"]
-        fixed += k["mem_logits_per_gpu"] + run.overhead_bytes
-        fixed += _zero3_buffer(stage, mem["act_bytes"], k["params_gather_unit_gpu"])
-        if usable <= fixed * factor:
-            return shardable, fixed, "none"
-        room = usable - fixed * factor
-        return shardable, fixed, max(math.ceil(shardable * factor / room), math.ceil(ep / cp))
-
-    shardable, fixed, dp_min = fewest(zero)
-    shardable3, unshardable, dp_min3 = fewest(3)
-    found = dp_min != "none"
-    n_min = dp_min * tp * pp * cp if found else "none"
-    if found:
-        note = f"ZeRO-{zero}, dp {dp_min} × tp·pp·cp {tp * pp * cp}"
-        if not splits_evenly(run.global_batch_tokens / run.seq_len / (run.micro_batch * dp_min)):
-            note += f"; memory only: the batch does not split evenly over dp {dp_min}"
-    else:
-        note = (
-            f"no count fits: {num_text(fixed * factor / GIGA, 1)} GB per GPU that "
-            f"ZeRO-{zero} does not shard, {num_text(usable / GIGA, 1)} GB usable"
-        )
-    return {
-        "bytes_per_param_gpu": resident,
-        "zero_shard_bytes_per_param": shard_bytes(zero),
-        "mem_shardable_own": shardable,
-        "mem_unsharded_own": fixed,
-        "dp_min": dp_min,
-        "n_gpus_min": n_min,
-        "n_gpus_min_note": note,
-        "nodes_min": math.ceil(n_min / run.gpus_per_node) if found else "none",
-        "mem_shardable_bytes": shardable3,
-        "mem_unshardable_per_gpu": unshardable,
-        "dp_min_zero3": dp_min3,
-        "n_gpus_min_zero3": dp_min3 * tp * pp * cp if dp_min3 != "none" else "none",
-    }
-
-
-def _max_micro_batch(s: Scenario, k: dict[str, Any]) -> dict[str, Any]:
-    """Largest micro-batch: activations and logits scale with b, the rest does not,
-    keeping this layout's micro-batches in flight."""
-    run = s.run
-    per_sequence = (k["mem_activations_per_gpu"] + k["mem_logits_per_gpu"]) / run.micro_batch
-    fixed_mb = k["mem_static_per_gpu"] + k["mem_zero3_buffer_per_gpu"] + run.overhead_bytes
-    usable = k["mem_usable_per_gpu"]
-    max_mb = math.floor((usable - fixed_mb) / per_sequence) if usable > fixed_mb else 0
-    accum = math.ceil(run.global_batch_tokens / (run.seq_len * max_mb * run.dp)) if max_mb else 0
-    return {
-        "mem_per_sequence_gpu": per_sequence,
-        "mem_fixed_per_gpu": fixed_mb,
-        "max_micro_batch": max_mb,
-        "grad_accum_at_max_micro_batch": accum,
+        "mem_act_kept_gpu": kept_gpu,
+        "mem_activations_per_gpu": kept_gpu + working + final_gpu,
+        "mem_logits_per_gpu": mem["mem_logits_live"] / (tp * cp) if pp == 1 else 0,
     }
 
 

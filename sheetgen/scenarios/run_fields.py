@@ -44,6 +44,10 @@ HARDWARE_SLOTS = 26  # the 18 shipped presets and 8 rows for a team's or your ow
 ELEMENTWISE_PASSES = 12.0
 TP_COMM_OVERLAP = 0.95
 MFU_RANGE = 0.085
+# Memory as measured (issue 40): the allocator's reserve, fitted by `sheetgen memory-check`
+# on presets/benchmarks/memory/ (fit rows), and NCCL's buffers per GPU (its field's doc).
+MEM_RESERVED_SHARE = 0.017
+MEM_COMM_BUFFER_BYTES = 2 * 32 * 2 * 4 * 2**20
 # Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
 PHASE_SLOTS = 4
 # Chart sweeps: the sequence lengths and GPU counts the Sweeps sheet evaluates.
@@ -593,12 +597,12 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="mem_headroom",
         kind="share",
-        default=0.1,
+        default=0,
         doc=(
-            "share of GPU memory kept free for fragmentation, temporary and communication "
-            "buffers the model does not count (Tazi et al. 2025, The Ultra-Scale Playbook, "
-            "'Memory usage in transformers', leaves them out); a planning margin, not a "
-            "measured value"
+            "share of GPU memory kept free as a planning margin, beyond the allocator's "
+            "reserve, the CUDA context and the communication buffers the memory model now "
+            "counts from measurements (mem_reserved_share, overhead_bytes, "
+            "mem_comm_buffer_bytes); 0 (default) = none"
         ),
         limit=(0, 0.99, "share of memory kept free"),
         nonzero_at_least=(1e-4, "0.01% of memory"),
@@ -730,6 +734,166 @@ FIELDS: tuple[Field, ...] = (
         ),
         limit=(0.001, 100, "host bytes per offloaded byte"),
         at_least=(1, "host bytes per offloaded byte"),
+    ),
+    # Memory as measured (issue 40): the framework choices real runs make (optimizer
+    # state and master-copy precision, FP8 activation caching, recomputed modules, the
+    # interleaved pipeline's micro-batch group, activation offload, chunked loss) and
+    # the memory outside PyTorch's tensors (allocator reserve, communication buffers).
+    Field(
+        key="optimizer_state_dtype",
+        kind="choice",
+        default="recipe",
+        doc=(
+            "precision of Adam's two moments: recipe (the recipe's optimizer bytes), fp32 "
+            "(8 bytes a parameter), bf16 (4: DeepSeek-V3 technical report, arXiv:2412.19437, "
+            "section 3.3.3, 'Low-Precision Optimizer States') or 8bit (2: Dettmers et al. "
+            "2022, 8-bit Optimizers via Block-wise Quantization); LoRA keeps its adapters' own"
+        ),
+        choices=("recipe", "fp32", "bf16", "8bit"),
+    ),
+    Field(
+        key="master_weights",
+        kind="int",
+        default=1,
+        doc=(
+            "1 (default): the recipe's FP32 master copy of the weights; 0: pure BF16 training, "
+            "the optimizer updates the BF16 weights themselves (Zamirai et al. 2020, "
+            "Revisiting BFloat16 Training, arXiv:2010.06192)"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="act_fp8_cache",
+        kind="int",
+        default=0,
+        doc=(
+            "1: with FP8 GEMMs (peak_dtype fp8) the linear layers' inputs are cached for the "
+            "backward pass in FP8, 1 byte a value, whatever the activation profile (DeepSeek-V3 "
+            "technical report, section 3.3.3, 'Low-Precision Storage and Communication'); "
+            "megatron-te does so already"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="recompute_norms",
+        kind="int",
+        default=0,
+        doc=(
+            "1: the norms' outputs (and their statistics) are not kept but recomputed in the "
+            "backward pass from their inputs (DeepSeek-V3 technical report, section 3.2.3: "
+            "'Recomputation of RMSNorm'; Megatron-Core --recompute-modules layernorm)"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="recompute_up_proj",
+        kind="int",
+        default=0,
+        doc=(
+            "1: multi-head latent attention's up-projections (Q, K, V from the latents) are "
+            "recomputed in the backward pass, only the latents kept (DeepSeek-V3 technical "
+            "report, section 3.2.3; Megatron-Core --recompute-modules mla_up_proj); no effect "
+            "without MLA"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="recompute_mlp_act",
+        kind="int",
+        default=0,
+        doc=(
+            "1: the MLP's activation function is recomputed in the backward pass: a gated MLP "
+            "keeps its gate and up outputs (2 F-wide tensors), a GeLU MLP its input (1) "
+            "(Megatron-Core --recompute-modules moe_act; torch.compile's min-cut "
+            "rematerialisation recomputes such pointwise ops)"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="pp_microbatch_group",
+        kind="int",
+        default=0,
+        doc=(
+            "interleaved pipeline (v > 1): micro-batches that run through one model chunk "
+            "before the next (N in The Llama 3 Herd of Models, section 3.3.2; Megatron-Core "
+            "--microbatch-group-size-per-virtual-pipeline-stage); the first stage's warm-up "
+            "is 2(pp - 1) + (v - 1) N + 1 chunk passes; 0 (default) = pp"
+        ),
+        limit=(0, 10**6, "micro-batches; 0 = pp"),
+    ),
+    Field(
+        key="act_offload_share",
+        kind="share",
+        default=0,
+        doc=(
+            "share of the activations kept for the backward pass that live in host memory "
+            "until it needs them (activation offload: Rajbhandari et al. 2020, ZeRO, "
+            "section 6.1, 'CPU offload' of activation checkpoints); 0 = none"
+        ),
+        limit=(0, 0.99, "share of activations offloaded"),
+        nonzero_at_least=(1e-4, "0.01% offloaded"),
+    ),
+    Field(
+        key="logits_chunks",
+        kind="int",
+        default=1,
+        doc=(
+            "chunked cross-entropy: the logits are computed and reduced this many sequence "
+            "chunks at a time, so only one chunk's logits are ever whole (Hsu et al. 2024, "
+            "Liger Kernel, arXiv:2410.10989, fused linear cross-entropy; Wijmans et al. "
+            "2024, Cut Your Losses, arXiv:2411.09009); 1 (default) = the whole logits"
+        ),
+        limit=(1, 10**6, "chunks"),
+    ),
+    Field(
+        key="mem_reserved_share",
+        kind="share",
+        default=MEM_RESERVED_SHARE,
+        doc=(
+            "what PyTorch's caching allocator reserves beyond what it has allocated at the "
+            "peak, as a share of the allocated bytes (torch.cuda.max_memory_reserved() / "
+            "max_memory_allocated() - 1: block rounding and fragmentation); fitted on the "
+            "fit rows of presets/benchmarks/memory/ (sheetgen memory-check)"
+        ),
+        limit=(0, 0.99, "share of the allocated bytes"),
+        nonzero_at_least=(1e-4, "0.01% of the allocated bytes"),
+    ),
+    Field(
+        key="mem_comm_buffer_bytes",
+        kind="float",
+        default=MEM_COMM_BUFFER_BYTES,
+        doc=(
+            "per GPU of a multi-GPU run: NCCL's communication buffers, outside PyTorch's "
+            "allocator (NCCL documentation, NCCL_BUFFSIZE: 4 MiB per channel and peer for "
+            "the Simple protocol; up to 32 channels, a ring's 2 peers: 268 MB per "
+            "communicator; two communicators, data- and model-parallel: 0.54 GB); 0 on one GPU"
+        ),
+        unit="B",
+        limit=(0, 10**15, "bytes per GPU (1 PB)"),
+        nonzero_at_least=(1, "a byte"),
+        zero_ok=True,
+    ),
+    Field(
+        key="measured_peak_counter",
+        kind="choice",
+        default="reserved",
+        doc=(
+            "which counter measured_peak_mem is: reserved (torch.cuda.max_memory_reserved, "
+            "default), allocated (torch.cuda.max_memory_allocated) or device (nvidia-smi's "
+            "used memory: reserved + CUDA context + communication buffers); the calibration "
+            "divides it by the same counter predicted"
+        ),
+        choices=("reserved", "allocated", "device"),
     ),
     Field(
         key="kv_block_tokens",
