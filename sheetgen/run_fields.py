@@ -43,6 +43,13 @@ HARDWARE_SLOTS = 20  # the 12 shipped presets and 8 rows for a team's or your ow
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
 ELEMENTWISE_PASSES = 12.0
 TP_COMM_OVERLAP = 0.95
+# Fitted on the MoE fit rows of presets/benchmarks/mbridge_moe.yaml (fit_throughput.py).
+MOE_GEMM_DIM_HALF = 1500.0
+EP_A2A_EFFICIENCY = 1.0
+# The share of the all-to-all hidden with Megatron-Core's expert-parallel overlap on
+# (overlap_moe_expert_parallel_comm / moe_a2a_overlap): the rows of
+# presets/benchmarks/mbridge_moe.yaml whose recipe turns it on carry it.
+EP_COMM_OVERLAP_MEGATRON = 0.4707
 MFU_RANGE = 0.085
 # Training phases: a fixed number of slots per scenario (0 tokens = unused slot).
 PHASE_SLOTS = 4
@@ -644,11 +651,96 @@ FIELDS: tuple[Field, ...] = (
         kind="share",
         default=0,
         doc=(
-            "share of expert-parallel all-to-all hidden behind compute; 0: none assumed "
-            "(no published run in presets/benchmarks/ measures it)"
+            "share of the expert-parallel all-to-all hidden behind compute; 0: Megatron-"
+            "Core's default (no overlap); with its overlap_moe_expert_parallel_comm on, "
+            f"{EP_COMM_OVERLAP_MEGATRON}, fitted on the NeMo / Megatron-Bridge MoE "
+            "pretraining rows (role fit) of presets/benchmarks/mbridge_moe.yaml whose "
+            "recipe turns it on, by benchmarks/fit_throughput.py"
         ),
         limit=(0, 1, "a share"),
         nonzero_at_least=(1e-4, "0.01% hidden"),
+    ),
+    # Mixture-of-Experts on the clock (issue 40): fitted on the MoE rows of
+    # presets/benchmarks/mbridge_moe.yaml (role fit) by benchmarks/fit_throughput.py.
+    Field(
+        key="moe_gemm_dim_half",
+        kind="float",
+        default=MOE_GEMM_DIM_HALF,
+        doc=(
+            "the grouped expert GEMMs' half point: they run at the large-GEMM efficiency x "
+            "d^2 / (d^2 + this^2), d the narrowest of the tokens per expert and the expert "
+            "weights' sides; fitted on the NeMo / Megatron-Bridge MoE pretraining rows "
+            "(role fit) of presets/benchmarks/mbridge_moe.yaml by "
+            "benchmarks/fit_throughput.py (no effect on dense models)"
+        ),
+        unit="values",
+        limit=(0, 1_000_000, "values"),
+        zero_ok=True,
+    ),
+    Field(
+        key="moe_permute_passes",
+        kind="float",
+        default=16.0,
+        doc=(
+            "HBM passes over each token's k routed copies per forward + backward of a MoE "
+            "layer: Megatron-Core's all-to-all token dispatcher permutes by destination, "
+            "sorts by local expert, unsorts and unpermutes (4 kernels each reading and "
+            "writing the copies: 8 passes), and the backward does the same (16)"
+        ),
+        limit=(0, 1000, "HBM passes over the routed copies"),
+        zero_ok=True,
+    ),
+    Field(
+        key="expert_tp",
+        kind="int",
+        default=0,
+        doc=(
+            "expert tensor parallelism: the ranks each routed expert's matrices are split "
+            "over (Megatron-Core's expert_tensor_parallel_size); 0: the same as tp, "
+            "Megatron-Core's default; the NeMo / Megatron-Bridge MoE recipes set 1 (clock "
+            "only: the Parallelism sheet's memory splits experts over tp)"
+        ),
+        limit=(0, 1024, "ranks (0: tp)"),
+    ),
+    Field(
+        key="ep_a2a_efficiency",
+        kind="fraction",
+        default=EP_A2A_EFFICIENCY,
+        doc=(
+            "share of the link rates (NVLink inside a node, the GPU's NIC across nodes) an "
+            "expert-parallel all-to-all achieves: it moves many messages of a few tokens "
+            "each; fitted on the NeMo / Megatron-Bridge MoE pretraining rows (role fit) of "
+            "presets/benchmarks/mbridge_moe.yaml by benchmarks/fit_throughput.py"
+        ),
+        limit=(1e-3, 1, "a share of the link rate"),
+    ),
+    Field(
+        key="ep_dispatch_dedup",
+        kind="int",
+        default=0,
+        doc=(
+            "1: the token dispatcher sends each token once to every other node that hosts "
+            "one of its experts and forwards it inside that node over NVLink (DeepSeek-V3 "
+            "technical report, section 3.2.2; DeepEP, Megatron-Core's flex dispatcher with "
+            "HybridEP); 0: a plain all-to-all sends all k copies (Megatron-Core's default "
+            "alltoall dispatcher)"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="moe_load_imbalance",
+        kind="float",
+        default=1.0,
+        doc=(
+            "tokens of the most loaded expert / the mean (1: balanced routing, as the NeMo / "
+            "Megatron-Bridge MoE benchmarks force it, their tables' footnote: 'we "
+            "force-balance the token distribution among experts'); the expert GEMMs and the "
+            "all-to-all wait for the most loaded rank"
+        ),
+        limit=(1, 100, "max / mean tokens per expert"),
+        at_least=(1.0, "the most loaded expert gets at least the mean"),
     ),
     Field(
         key="attn_kernel_speed",

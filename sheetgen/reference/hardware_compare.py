@@ -110,8 +110,16 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
     head = 3 * f["flops_fwd_lm_head"]  # the LM head's forward and backward, kept BF16
     node, tp, cp, dp = run.gpus_per_node, run.tp, run.cp, run.dp
     out: dict[str, Any] = {
-        "hwc_gemm_flops_gpu_step": (f["flops_hw_per_token"] - f["flops_attn_hw_per_token"] - head)
+        "hwc_gemm_flops_gpu_step": (
+            f["flops_hw_per_token"]
+            - f["flops_attn_hw_per_token"]
+            - head
+            - own["moe_routed_flops_hw_per_token"]
+        )
         * per_gpu_step,
+        "hwc_moe_flops_gpu_step": own["moe_routed_flops_hw_per_token"]
+        * per_gpu_step
+        * run.moe_load_imbalance,
         "hwc_head_flops_gpu_step": head * per_gpu_step,
         "hwc_attn_flops_gpu_step": f["flops_attn_hw_per_token"]
         * run.global_batch_tokens

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sheetgen.reference.moe_step import moe_step
 from sheetgen.scenario import Scenario
 from sheetgen.units import TERA
 
@@ -101,8 +102,11 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     head_hw = 3 * f["flops_fwd_lm_head"]
     head_eff = hw.gemm_eff_bf16 * gemm_dim / (gemm_dim + hw.gemm_dim_half)
     t_head = head_hw * tokens / n / (hw.peak_bf16_tflops * TERA * head_eff)
-    gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw
-    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head
+    # Mixture-of-Experts (moe_step.py; all 0 for a dense model): the routed experts'
+    # GEMMs at the grouped-GEMM efficiency, and the token permutation's HBM traffic.
+    moe = moe_step(s, lay, gemm_peak)
+    gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw - moe["moe_routed_flops_hw_per_token"]
+    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head + moe["step_moe_gemm_seconds"]
     # Context parallelism splits the sequence into 2 cp chunks (two per rank, for the
     # causal load balance); each attention kernel works on one chunk's queries.
     attn_seq = run.seq_len / (2 * run.cp if run.cp > 1 else 1)
@@ -114,7 +118,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     act_step = lay["mem_act_layer_avg_gpu"] * lay["layers_per_stage"] * mb
     t_elem = run.elementwise_passes * recompute_factor * act_step / hbm
     t_opt = 2 * lay["mem_static_per_gpu"] / hbm
-    t_compute = t_gemm + t_attn + t_elem
+    t_compute = t_gemm + t_attn + t_elem + moe["step_moe_permute_seconds"]
 
     tp_exposed = (1 - run.tp_comm_overlap) * lay["comm_tp_seconds"]
     cp_exposed = max(0.0, lay["comm_cp_seconds"] - t_attn)
@@ -161,6 +165,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "gemm_efficiency": gemm_eff,
         "gemm_lm_head_efficiency": head_eff,
         "step_lm_head_seconds": t_head,
+        **moe,
         "step_gemm_seconds": t_gemm,
         "attn_kernel_seq": attn_seq,
         "attn_efficiency": attn_eff,
