@@ -164,3 +164,11 @@ def test_the_deepseek_v3_scenario_runs_at_its_reported_rate() -> None:
     assert got == pytest.approx(DEEPSEEK_V3_TOKENS_PER_S_PER_GPU, rel=0.10), (
         f"DeepSeek-V3 scenario: {got:,.0f} tokens/s per GPU, published 1,543"
     )
+
+
+def test_the_inputs_sheet_states_the_fitted_overlap_share() -> None:
+    """The Inputs row of ep_comm_overlap names the share fitted for Megatron-Core's
+    overlap switch: a refit that changes it fails here until the row says the new one."""
+    text = (ROOT / "templates" / "20_inputs.yaml").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if "{key: ep_comm_overlap," in line)
+    assert f"{EP_COMM_OVERLAP_MEGATRON}" in row, row[:200]
