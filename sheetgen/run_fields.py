@@ -649,13 +649,14 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="ep_comm_overlap",
         kind="share",
-        default=0,
+        default=EP_COMM_OVERLAP_MEGATRON,
         doc=(
-            "share of the expert-parallel all-to-all hidden behind compute; 0: Megatron-"
-            "Core's default (no overlap); with its overlap_moe_expert_parallel_comm on, "
-            f"{EP_COMM_OVERLAP_MEGATRON}, fitted on the NeMo / Megatron-Bridge MoE "
-            "pretraining rows (role fit) of presets/benchmarks/mbridge_moe.yaml whose "
-            "recipe turns it on, by benchmarks/fit_throughput.py"
+            "share of the expert-parallel all-to-all hidden behind compute: "
+            f"{EP_COMM_OVERLAP_MEGATRON}, fitted by benchmarks/fit_throughput.py on the "
+            "NVIDIA NeMo / Megatron-Bridge MoE pretraining rows (role fit) of "
+            "presets/benchmarks/mbridge_moe.yaml whose recipe overlaps it "
+            "(overlap_moe_expert_parallel_comm); 0 for a schedule that does not, as "
+            "Megatron-Core's default and those rows' other recipes"
         ),
         limit=(0, 1, "a share"),
         nonzero_at_least=(1e-4, "0.01% hidden"),
@@ -693,11 +694,12 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="expert_tp",
         kind="int",
-        default=0,
+        default=1,
         doc=(
             "expert tensor parallelism: the ranks each routed expert's matrices are split "
-            "over (Megatron-Core's expert_tensor_parallel_size); 0: the same as tp, "
-            "Megatron-Core's default; the NeMo / Megatron-Bridge MoE recipes set 1 (clock "
+            "over (Megatron-Core's expert_tensor_parallel_size); 1: whole experts, as every "
+            "NVIDIA NeMo / Megatron-Bridge MoE recipe sets it (DeepSeek-V3 trains without "
+            "tensor parallelism); 0: the same as tp, Megatron-Core's own default (clock "
             "only: the Parallelism sheet's memory splits experts over tp)"
         ),
         limit=(0, 1024, "ranks (0: tp)"),

@@ -11,9 +11,12 @@ For the accelerator in slot n, with everything else of the scenario unchanged:
               and an FP8 plan has an FP8 peak and efficiency there
   step time   the Parallelism sheet's step-time model (``throughput.step_model``) with
               that accelerator's GEMM peak and efficiency curve, attention efficiency,
-              HBM bandwidth (memory-bound work, optimizer step), link bandwidths
-              (tensor, context, expert, data and pipeline traffic; a group stays in a
-              node exactly as on the Parallelism sheet) and host link
+              HBM bandwidth (memory-bound work, MoE token permutation, optimizer
+              step), link bandwidths (tensor, context, data and pipeline traffic; a
+              group stays in a node exactly as on the Parallelism sheet; the
+              expert-parallel all-to-all's in-node and cross-node bytes at its NVLink
+              and NIC rates), the routed experts' grouped GEMMs at its GEMM peak and
+              efficiency, and host link
   days        the Summary's plan days (``plan_days_wall``) of the scenario moved to
               that accelerator: plan days x (peak x MFU used) here / (peak x MFU) there,
               the peak ``peak_dtype`` names; layout clock: the MFU there is the step
@@ -126,13 +129,11 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
         / run.n_gpus,
         "hwc_tp_in_node": int(run.tp <= run.gpus_per_node),
         "hwc_cp_in_node": int(run.tp * run.cp <= run.gpus_per_node),
-        "hwc_ep_in_node": int(run.tp * run.cp * run.ep <= run.gpus_per_node),
         "hwc_dp_in_node": int(run.tp * run.cp * run.dp <= run.gpus_per_node),
         "hwc_pp_in_node": int(run.dp * run.tp * run.pp * run.cp <= run.gpus_per_node),
         # Across nodes each of a group's ranks in a node drives its own NIC.
         "hwc_tp_nic_ranks": max(1, node / 1),
         "hwc_cp_nic_ranks": max(1, node / tp),
-        "hwc_ep_nic_ranks": max(1, node / (tp * cp)),
         "hwc_dp_nic_ranks": max(1, node / (tp * cp)),
         "hwc_pp_nic_ranks": max(1, node / (tp * cp * dp)),
     }

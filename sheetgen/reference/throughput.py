@@ -15,6 +15,9 @@ step's FLOPs):
                the narrowest dimension of the layer's GEMMs; a GEMM too narrow to
                fill the chip's tiles and waves runs below the large-GEMM rate
                (NVIDIA, Matrix Multiplication Background User's Guide).
+  MoE          the routed experts' GEMMs leave the term above and run at the grouped-
+               GEMM efficiency x the load imbalance; the token permutation and router
+               traffic join the memory-bound work (``moe_step.py``; 0 for dense models).
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
                e_attn = e_attn_max x k x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
                (k = attn_kernel_speed: the run's kernel against the one e_attn_max
@@ -43,7 +46,8 @@ step's FLOPs):
   per micro-batch communication, exposed share: tensor parallel
                (1 - tp_comm_overlap), context parallel (ring attention: what the
                attention core does not hide), expert parallel (1 -
-               ep_comm_overlap), pipeline point-to-point (all of it).
+               ep_comm_overlap; its in-node and cross-node parts side by side,
+               ``communication.py``), pipeline point-to-point (all of it).
   stage imbalance  the last pipeline stage runs its n_layers / pp layers and the
                LM head, so every stage waits for it: compute x (layers + pp x
                head) / (layers + head) in hardware FLOPs per token (1 at pp = 1;
