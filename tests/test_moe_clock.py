@@ -188,3 +188,80 @@ def test_a_layout_typed_as_the_tables_print_it_runs_near_its_rate() -> None:
         errors.append(abs(benchmarks.evaluate(replace(b, scenario=printed)).error))
     assert statistics.median(errors) == pytest.approx(0.053, abs=0.0005)
     assert sum(e <= 0.20 for e in errors) == 10
+
+
+# Every key this work added, in the workbook, against the reference: LibreOffice and the
+# in-process engine, on MoE layouts that exercise each branch (a group inside a node and
+# across nodes, once per node or plain, experts split over tp or whole, imbalanced,
+# recomputed) and a dense one where each is 0.
+NEW_KEYS = (
+    *MOE_KEYS,
+    "moe_ep_ranks_per_node",
+    "moe_ep_cross_node_copies",
+    "link_ep_bytes_per_s",
+    "hwc_moe_flops_gpu_step",
+    "expert_tp",
+    "ep_a2a_efficiency",
+    "ep_dispatch_dedup",
+    "moe_gemm_dim_half",
+    "moe_permute_passes",
+    "moe_load_imbalance",
+)
+NEW_KEY_MATRIX = [
+    {"name": "Mixtral ep16 across nodes, experts over tp, imbalanced", "model": "mixtral-8x7b",
+     "hardware": "h100-sxm", "n_gpus": 64, "tp": 2, "ep": 16, "expert_tp": 0,
+     "sequence_parallel": 1, "zero_stage": 1, "peak_dtype": "fp8", "seq_len": 4096,
+     "global_batch_tokens": "2Mi", "moe_load_imbalance": 1.3, "ep_a2a_efficiency": 0.8},
+    {"name": "DeepSeek-V3 once per node, 2 layers recomputed", "model": "deepseek-v3",
+     "hardware": "h800", "n_gpus": 1024, "pp": 16, "ep": 64, "zero_stage": 1,
+     "peak_dtype": "fp8", "seq_len": 4096, "global_batch_tokens": "32Mi",
+     "ep_dispatch_dedup": 1, "recompute": "full", "recompute_layers": 2,
+     "moe_gemm_dim_half": 679, "moe_permute_passes": 8, "mem_headroom": 0},
+    {"name": "Llama 3 8B dense", "model": "llama3-8b", "hardware": "a100-80gb", "n_gpus": 16,
+     "tp": 2, "zero_stage": 1, "ep_dispatch_dedup": 1, "moe_load_imbalance": 2},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def new_key_matrix(tmp_path_factory):
+    from helpers import build_matrix
+
+    return build_matrix(tmp_path_factory.mktemp("moe"), NEW_KEY_MATRIX, "moe")
+
+
+def test_every_new_key_is_in_the_reference(new_key_matrix) -> None:
+    _path, _scenarios, expected = new_key_matrix
+    for name, values in expected.items():
+        missing = [k for k in NEW_KEYS if k not in values]
+        assert not missing, f"{name}: {missing}"
+    mixtral_values = expected[NEW_KEY_MATRIX[0]["name"]]
+    assert mixtral_values["comm_ep_inter_bytes"] > 0 and mixtral_values["expert_tp"] == 0
+
+
+def _has_every_new_key(values) -> None:
+    """The recalculated workbook holds each new key (the comparison above covers every
+    key the workbook and the reference share)."""
+    keys = {key for _sheet, key, _scenario in values}
+    missing = [k for k in NEW_KEYS if k not in keys]
+    assert not missing, missing
+
+
+@pytest.mark.libreoffice
+def test_libreoffice_equals_reference_on_every_new_key(new_key_matrix) -> None:
+    from helpers import libreoffice_values, mismatches
+
+    path, _scenarios, expected = new_key_matrix
+    values = libreoffice_values(path)
+    assert not mismatches(values, expected), "\n".join(mismatches(values, expected)[:30])
+    _has_every_new_key(values)
+
+
+def test_inprocess_engine_equals_reference_on_every_new_key(new_key_matrix) -> None:
+    from helpers import mismatches
+
+    from sheetgen.recalc import recalc_pycel
+
+    path, _scenarios, expected = new_key_matrix
+    values = recalc_pycel(path)
+    assert not mismatches(values, expected), "\n".join(mismatches(values, expected)[:30])
+    _has_every_new_key(values)
