@@ -265,3 +265,23 @@ def test_inprocess_engine_equals_reference_on_every_new_key(new_key_matrix) -> N
     values = recalc_pycel(path)
     assert not mismatches(values, expected), "\n".join(mismatches(values, expected)[:30])
     _has_every_new_key(values)
+
+
+def test_an_moe_input_typed_out_of_range_fails_its_check(new_key_matrix, tmp_path) -> None:
+    """Typed into the workbook past the validation, a load imbalance below 1 turns the
+    MoE inputs' check (an error check: the verdict goes red) to 0."""
+    import openpyxl
+
+    from sheetgen.check import check_workbook
+
+    path, scenarios, _expected = new_key_matrix
+    copy = tmp_path / "moe.xlsx"
+    copy.write_bytes(path.read_bytes())
+    wb = openpyxl.load_workbook(copy)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    ws.cell(row=rows["moe_load_imbalance"], column=4).value = 0.5
+    wb.save(copy)
+    report = check_workbook(copy, engine="pycel")
+    found = {(f.kind, f.key, f.scenario) for f in report.problems}
+    assert ("check failed", "chk_moe_clock_inputs", scenarios[0].name) in found, found
