@@ -102,14 +102,18 @@ def test_gpus_per_node_defaults_to_the_domain(hardware: str, given, expected: in
 
 
 def test_nvl72_keeps_expert_traffic_on_nvlink() -> None:
-    """tp 8 x ep 8 = 64 GPUs: inside one NVL72 domain the expert all-to-all runs at
-    NVLink's 900 GB/s; with 8-GPU nodes (gpus_per_node 8 on the same GB200) it crosses
-    the network at one rank's NIC per node (8 / tp 8 = 1 x 50 GB/s) instead."""
-    layout = {"model": "mixtral-8x7b", "n_gpus": 128, "tp": 8, "ep": 8, "zero_stage": 1}
+    """tp 8 x ep 8 = 64 GPUs: inside one NVL72 domain every expert all-to-all peer shares
+    the domain (no byte crosses the network); with 8-GPU nodes (gpus_per_node 8 on the
+    same GB200) an ep group's ranks are expert-tp = 8 apart, one per node, so every byte that
+    leaves a GPU crosses the network (the MoE clock's in-node / cross-node split)."""
+    layout = {"model": "mixtral-8x7b", "n_gpus": 128, "tp": 8, "ep": 8, "expert_tp": 8, "zero_stage": 1}  # fmt: skip
     rack = calc("gb200 rack", hardware="gb200", **layout)
     node = calc("gb200 8-node", hardware="gb200", gpus_per_node=8, **layout)
-    expect(rack, "link_ep_bytes_per_s", 900e9, rel=1e-12)
-    expect(node, "link_ep_bytes_per_s", 50e9 * max(1, 8 / 8), rel=1e-12)
+    expect(rack, "moe_ep_ranks_per_node", 8, rel=1e-12)
+    expect(node, "moe_ep_ranks_per_node", 1, rel=1e-12)
+    expect(rack, "comm_ep_inter_bytes", 0, abs=1e-6)
+    expect(node, "comm_ep_intra_bytes", 0, abs=1e-6)
+    assert rack["comm_ep_intra_bytes"] > 0 and node["comm_ep_inter_bytes"] > 0
     assert rack["comm_ep_exposed_seconds"] < node["comm_ep_exposed_seconds"]
 
 
@@ -272,8 +276,8 @@ def test_default_workbook_is_the_same_in_other_engines(engine: str, tmp_path: Pa
 
 def test_hardware_sheet_moves_a_plan_into_each_accelerators_domain() -> None:
     """The Hardware sheet compares another accelerator in its own fast domain: an
-    H100 plan whose tp·ep = 64 crosses 8-GPU nodes keeps its expert all-to-all on
-    NVLink in the GB200 slot (72), while the scenario's own slot keeps its node."""
+    H100 plan whose expert-tp·ep = 64 crosses 8-GPU nodes keeps its expert all-to-all
+    on NVLink in the GB200 slot (72), while the scenario's own slot keeps its node."""
     from sheetgen.reference.hardware_compare import hardware_compare
 
     s = scenario_from_dict(
@@ -284,6 +288,7 @@ def test_hardware_sheet_moves_a_plan_into_each_accelerators_domain() -> None:
             "n_gpus": 128,
             "tp": 8,
             "ep": 8,
+            "expert_tp": 8,
             "zero_stage": 1,
         }  # fmt: skip
     )
@@ -294,6 +299,8 @@ def test_hardware_sheet_moves_a_plan_into_each_accelerators_domain() -> None:
     assert r[f"hw_node_{slot['tpu-v6e']}"] == 256
     # B200 shares GB200's NVLink and network figures but not its 72-GPU domain.
     b200, gb200 = slot["b200"], slot["gb200"]
+    assert r[f"hw_ep_peers_{gb200}"] == 8 and r[f"hw_ep_inter_bytes_{gb200}"] == 0
+    assert r[f"hw_ep_peers_{b200}"] == 1 and r[f"hw_ep_intra_bytes_{b200}"] == 0
     assert r[f"hw_comm_mp_seconds_{gb200}"] < r[f"hw_comm_mp_seconds_{b200}"]
 
 

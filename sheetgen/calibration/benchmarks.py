@@ -111,6 +111,13 @@ class Benchmark:
     # the model changed because of them (its file's ``source.blind``).
     blind: bool = False
 
+    @property
+    def moe(self) -> bool:
+        """A Mixture-of-Experts run (its model routes to experts): its summary lines are
+        its own, so the dense calibration's figures read as they did."""
+        model = self.scenario.get("model")
+        return isinstance(model, dict) and int(model.get("n_experts", 0) or 0) > 0
+
 
 @dataclass(frozen=True)
 class Result:
@@ -307,6 +314,16 @@ def summary_line(summary: Summary, label: str) -> str:
 
 
 def summary_lines(results: list[Result]) -> list[str]:
+    """The summary lines of the dense rows, then, when there are Mixture-of-Experts rows,
+    theirs, each label prefixed 'MoE' (the MoE terms vanish for dense models, so the
+    dense lines read as they did before MoE rows were added)."""
+    dense = [r for r in results if not r.bench.moe]
+    moe = [r for r in results if r.bench.moe]
+    lines = _role_lines(dense) if dense else []
+    return lines + [f"MoE {line}" for line in _role_lines(moe)] if moe else lines
+
+
+def _role_lines(results: list[Result]) -> list[str]:
     """The summary line of each role present (held-out rows also per source, when they
     come from more than one, and the blind sources' rows together, when some are not
     blind), then of all rows when more than one role is present."""

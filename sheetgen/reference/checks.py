@@ -41,6 +41,7 @@ ERROR_FLAGS = (
     "chk_headroom_range",
     "chk_layout_possible",
     "chk_step_model_inputs",
+    "chk_moe_clock_inputs",
     "chk_clock_valid",
     "chk_mfu_achieved_range",
     "chk_pue_range",
@@ -118,6 +119,8 @@ def checks(s: Scenario) -> dict[str, float]:
         ),
         # Scenario validation rejects out-of-range step-model inputs and kernel fields.
         "chk_step_model_inputs": 1,
+        # Scenario validation rejects MoE clock inputs out of range (run_fields limits).
+        "chk_moe_clock_inputs": 1,
         "chk_clock_valid": int(run.mfu_source != "measured" or clk["tokens_per_s_measured"] > 0),
         "chk_mfu_achieved_range": int(0 < clk["mfu_achieved"] <= 1),
         "chk_pue_range": int(run.pue >= 1),

@@ -8,12 +8,18 @@ A group inside a node sends over NVLink; a group spanning nodes sends at the
 inter-node rate x its ranks per node (gpus_per_node / the stride between its
 ranks), at most NVLink's: each rank drives its own NIC (NVIDIA DGX H100 / A100
 datasheets: one NIC per GPU) and NCCL runs one ring channel per NIC.
+
+The expert-parallel all-to-all is not a ring: each GPU sends to every peer of its
+group at once, to those in its node over NVLink and to the others through its own NIC;
+the two run side by side, so its time is the slower of the two, x the load imbalance
+(the most loaded rank receives that much more; ``moe_step`` states the split).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sheetgen.reference.moe_step import cross_node_copies, ep_ranks_per_node, ep_split, expert_tp
 from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import GIGA
 
@@ -72,10 +78,19 @@ def communication(
             return intra
         return min(intra, inter * max(1, run.gpus_per_node / stride))
 
-    bw = {"tp": link(tp, 1), "cp": link(cp, tp), "ep": link(ep, tp * cp)}
+    bw = {"tp": link(tp, 1), "cp": link(cp, tp)}
     bw.update(dp=link(dp, tp * cp), pp=link(pp, tp * cp * dp))
     sent = {"dp": comm_dp, "tp": comm_tp, "pp": comm_pp, "cp": comm_cp, "ep": comm_ep}
-    seconds = {g: sent[g] / bw[g] for g in ("dp", "tp", "pp", "cp", "ep")}
+    seconds = {g: sent[g] / bw[g] for g in ("dp", "tp", "pp", "cp")}
+    # Expert parallel: the in-node and cross-node shares of the all-to-all side by side.
+    ranks_node = ep_ranks_per_node(expert_tp(run), ep, run.gpus_per_node)
+    ep_intra, ep_inter = ep_split(
+        comm_ep, ranks_node, ep, m.experts_per_token, run.ep_dispatch_dedup
+    )
+    seconds["ep"] = (
+        run.moe_load_imbalance * max(ep_intra / intra, ep_inter / inter) / run.ep_a2a_efficiency
+    )
+    bw["ep"] = comm_ep / seconds["ep"] if seconds["ep"] > 0 else intra
     return {
         "dp_comm_bytes_per_param": dp_bytes_per_param,
         "comm_dp_bytes": comm_dp,
@@ -85,6 +100,12 @@ def communication(
         "comm_pp_bytes": comm_pp,
         "comm_cp_bytes": comm_cp,
         "comm_ep_bytes": comm_ep,
+        "moe_ep_ranks_per_node": ranks_node,
+        "moe_ep_cross_node_copies": cross_node_copies(
+            m.experts_per_token, ranks_node, ep, run.ep_dispatch_dedup
+        ),
+        "comm_ep_intra_bytes": ep_intra,
+        "comm_ep_inter_bytes": ep_inter,
         "comm_bytes_per_step_per_gpu": sum(sent.values()),
         "comm_host_bytes": comm_host,
         "comm_host_seconds": t_host,

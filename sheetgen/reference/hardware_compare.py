@@ -11,9 +11,13 @@ For the accelerator in slot n, with everything else of the scenario unchanged:
               and an FP8 plan has an FP8 peak and efficiency there
   step time   the Parallelism sheet's step-time model (``throughput.step_model``) with
               that accelerator's GEMM peak and efficiency curve, attention efficiency,
-              HBM bandwidth (memory-bound work, optimizer step), link bandwidths
-              (tensor, context, expert, data and pipeline traffic; a group stays in a
-              node by the Parallelism sheet's rule) and host link
+              HBM bandwidth (memory-bound work, MoE token permutation, optimizer
+              step), link bandwidths (tensor, context, data and pipeline traffic; a
+              group stays in a node by the Parallelism sheet's rule; the
+              expert-parallel all-to-all's in-node and cross-node bytes, split by
+              this accelerator's GPUs per node, at its NVLink and NIC rates), the
+              routed experts' grouped GEMMs at its GEMM peak and efficiency, and
+              host link
   node        GPUs per node there: the scenario's ``gpus_per_node`` on its own
               accelerator, another's ``fast_domain_gpus`` (72 on GB200 NVL72)
   days        the Summary's plan days (``plan_days_wall``) of the scenario moved to
@@ -44,6 +48,7 @@ from typing import Any
 from sheetgen.reference.budget import budget
 from sheetgen.reference.clock import clock
 from sheetgen.reference.flops import flops
+from sheetgen.reference.moe_step import ep_ranks_per_node, ep_split, expert_tp
 from sheetgen.reference.parallelism import predicted
 from sheetgen.reference.schedule import gpu_price_used
 from sheetgen.scenarios.run_fields import HARDWARE_SLOTS
@@ -111,8 +116,16 @@ def _compare(s: Scenario, offers: tuple[Offer, ...]) -> dict[str, float | str]:
     per_gpu_step = run.global_batch_tokens / run.n_gpus
     head = 3 * f["flops_fwd_lm_head"]  # the LM head's forward and backward, kept BF16
     out: dict[str, Any] = {
-        "hwc_gemm_flops_gpu_step": (f["flops_hw_per_token"] - f["flops_attn_hw_per_token"] - head)
+        "hwc_gemm_flops_gpu_step": (
+            f["flops_hw_per_token"]
+            - f["flops_attn_hw_per_token"]
+            - head
+            - own["moe_routed_flops_hw_per_token"]
+        )
         * per_gpu_step,
+        "hwc_moe_flops_gpu_step": own["moe_routed_flops_hw_per_token"]
+        * per_gpu_step
+        * run.moe_load_imbalance,
         "hwc_head_flops_gpu_step": head * per_gpu_step,
         "hwc_attn_flops_gpu_step": f["flops_attn_hw_per_token"]
         * run.global_batch_tokens
@@ -141,7 +154,8 @@ def _slot(
     s: Scenario, offer: Offer | None, own: dict, plan: dict, peak_here: float, mfu_here: float
 ) -> dict[str, Any]:
     keys = (
-        "id name runs price mem_usable fits node gemm_seconds attn_seconds compute_seconds "
+        "id name runs price mem_usable fits node ep_peers ep_intra_bytes ep_inter_bytes "
+        "gemm_seconds attn_seconds compute_seconds "
         "comm_mp_seconds comm_dp_seconds dp_exposed_seconds step_seconds days cost"
     ).split()
     if offer is None:
@@ -178,6 +192,13 @@ def _slot(
         "fits": fits,
         "node": node,
     }
+    # The expert-parallel all-to-all split by this accelerator's GPUs per node (the
+    # Parallelism sheet's moe_ep_ranks_per_node, comm_ep_intra_bytes, comm_ep_inter_bytes).
+    peers = ep_ranks_per_node(expert_tp(run), run.ep, node)
+    intra, inter = ep_split(
+        own["comm_ep_bytes"], peers, run.ep, s.model.experts_per_token, run.ep_dispatch_dedup
+    )
+    out.update(ep_peers=peers, ep_intra_bytes=intra, ep_inter_bytes=inter)
     if not runs:
         times = "gemm attn compute comm_mp comm_dp dp_exposed step".split()
         out.update({f"{k}_seconds": NONE for k in times})

@@ -15,6 +15,9 @@ step's FLOPs):
                the narrowest dimension of the layer's GEMMs; a GEMM too narrow to
                fill the chip's tiles and waves runs below the large-GEMM rate
                (NVIDIA, Matrix Multiplication Background User's Guide).
+  MoE          the routed experts' GEMMs leave the term above and run at the grouped-
+               GEMM efficiency x the load imbalance; the token permutation and router
+               traffic join the memory-bound work (``moe_step.py``; 0 for dense models).
   attention    t_attn = attention-core FLOPs x T / G / (BF16 peak x e_attn),
                e_attn = e_attn_max x k x s_k / (s_k + s_half), s_k = s, or s / (2 cp)
                (k = attn_kernel_speed: the run's kernel against the one e_attn_max
@@ -43,7 +46,8 @@ step's FLOPs):
   per micro-batch communication, exposed share: tensor parallel
                (1 - tp_comm_overlap), context parallel (ring attention: what the
                attention core does not hide), expert parallel (1 -
-               ep_comm_overlap), pipeline point-to-point (all of it).
+               ep_comm_overlap; its in-node and cross-node parts side by side,
+               ``communication.py``), pipeline point-to-point (all of it).
   stage imbalance  the last pipeline stage runs its n_layers / pp layers and the
                LM head, so every stage waits for it: compute x (layers + pp x
                head) / (layers + head) in hardware FLOPs per token (1 at pp = 1;
@@ -76,6 +80,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sheetgen.reference.moe_step import moe_step
 from sheetgen.scenarios.scenario import Scenario
 from sheetgen.units import TERA
 
@@ -101,8 +106,11 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     head_hw = 3 * f["flops_fwd_lm_head"]
     head_eff = hw.gemm_eff_bf16 * gemm_dim / (gemm_dim + hw.gemm_dim_half)
     t_head = head_hw * tokens / n / (hw.peak_bf16_tflops * TERA * head_eff)
-    gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw
-    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head
+    # Mixture-of-Experts (moe_step.py; all 0 for a dense model): the routed experts'
+    # GEMMs at the grouped-GEMM efficiency, and the token permutation's HBM traffic.
+    moe = moe_step(s, lay, gemm_peak)
+    gemm_hw = f["flops_hw_per_token"] - attn_hw - head_hw - moe["moe_routed_flops_hw_per_token"]
+    t_gemm = gemm_hw * tokens / n / (gemm_peak * gemm_eff) + t_head + moe["step_moe_gemm_seconds"]
     # Context parallelism splits the sequence into 2 cp chunks (two per rank, for the
     # causal load balance); each attention kernel works on one chunk's queries.
     attn_seq = run.seq_len / (2 * run.cp if run.cp > 1 else 1)
@@ -114,7 +122,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
     act_step = lay["mem_act_layer_avg_gpu"] * lay["layers_per_stage"] * mb
     t_elem = run.elementwise_passes * recompute_factor * act_step / hbm
     t_opt = 2 * lay["mem_static_per_gpu"] / hbm
-    t_compute = t_gemm + t_attn + t_elem
+    t_compute = t_gemm + t_attn + t_elem + moe["step_moe_permute_seconds"]
 
     tp_exposed = (1 - run.tp_comm_overlap) * lay["comm_tp_seconds"]
     cp_exposed = max(0.0, lay["comm_cp_seconds"] - t_attn)
@@ -161,6 +169,7 @@ def step_model(s: Scenario, f: dict[str, Any], lay: dict[str, Any]) -> dict[str,
         "gemm_efficiency": gemm_eff,
         "gemm_lm_head_efficiency": head_eff,
         "step_lm_head_seconds": t_head,
+        **moe,
         "step_gemm_seconds": t_gemm,
         "attn_kernel_seq": attn_seq,
         "attn_efficiency": attn_eff,

@@ -43,6 +43,13 @@ HARDWARE_SLOTS = 26  # the 18 shipped presets and 8 rows for a team's or your ow
 # measured by `sheetgen benchmark-check` on presets/benchmarks/ (docs/DESIGN.md).
 ELEMENTWISE_PASSES = 12.0
 TP_COMM_OVERLAP = 0.95
+# Fitted on the MoE fit rows of presets/benchmarks/mbridge_moe.yaml (fit_throughput.py).
+MOE_GEMM_DIM_HALF = 1500.0
+EP_A2A_EFFICIENCY = 1.0
+# The share of the all-to-all hidden with Megatron-Core's expert-parallel overlap on
+# (overlap_moe_expert_parallel_comm / moe_a2a_overlap): the rows of
+# presets/benchmarks/mbridge_moe.yaml whose recipe turns it on carry it.
+EP_COMM_OVERLAP_MEGATRON = 0.4707
 MFU_RANGE = 0.085
 # Memory as measured (issue 40): the allocator's reserve, fitted by `sheetgen memory-check`
 # on presets/benchmarks/memory/ (fit rows), and NCCL's buffers per GPU (its field's doc).
@@ -650,13 +657,100 @@ FIELDS: tuple[Field, ...] = (
     Field(
         key="ep_comm_overlap",
         kind="share",
-        default=0,
+        default=EP_COMM_OVERLAP_MEGATRON,
         doc=(
-            "share of expert-parallel all-to-all hidden behind compute; 0: none assumed "
-            "(no published run in presets/benchmarks/ measures it)"
+            "share of the expert-parallel all-to-all hidden behind compute: "
+            f"{EP_COMM_OVERLAP_MEGATRON}, fitted by benchmarks/fit_throughput.py on the "
+            "NVIDIA NeMo / Megatron-Bridge MoE pretraining rows (role fit) of "
+            "presets/benchmarks/mbridge_moe.yaml whose recipe overlaps it "
+            "(overlap_moe_expert_parallel_comm); 0 for a schedule that does not, as "
+            "Megatron-Core's default and those rows' other recipes"
         ),
         limit=(0, 1, "a share"),
         nonzero_at_least=(1e-4, "0.01% hidden"),
+    ),
+    # Mixture-of-Experts on the clock (issue 40): fitted on the MoE rows of
+    # presets/benchmarks/mbridge_moe.yaml (role fit) by benchmarks/fit_throughput.py.
+    Field(
+        key="moe_gemm_dim_half",
+        kind="float",
+        default=MOE_GEMM_DIM_HALF,
+        doc=(
+            "the grouped expert GEMMs' half point: they run at the large-GEMM efficiency x "
+            "d^2 / (d^2 + this^2), d the narrowest of the tokens per expert and the expert "
+            "weights' sides; fitted on the NeMo / Megatron-Bridge MoE pretraining rows "
+            "(role fit) of presets/benchmarks/mbridge_moe.yaml by "
+            "benchmarks/fit_throughput.py (no effect on dense models)"
+        ),
+        unit="values",
+        limit=(0, 1_000_000, "values"),
+        zero_ok=True,
+    ),
+    Field(
+        key="moe_permute_passes",
+        kind="float",
+        default=16.0,
+        doc=(
+            "HBM passes over each token's k routed copies per forward + backward of a MoE "
+            "layer: Megatron-Core's all-to-all token dispatcher permutes by destination, "
+            "sorts by local expert, unsorts and unpermutes (4 kernels each reading and "
+            "writing the copies: 8 passes), and the backward does the same (16)"
+        ),
+        limit=(0, 1000, "HBM passes over the routed copies"),
+        zero_ok=True,
+    ),
+    Field(
+        key="expert_tp",
+        kind="int",
+        default=1,
+        doc=(
+            "expert tensor parallelism: the ranks each routed expert's matrices are split "
+            "over (Megatron-Core's expert_tensor_parallel_size); 1: whole experts, as every "
+            "NVIDIA NeMo / Megatron-Bridge MoE recipe sets it (DeepSeek-V3 trains without "
+            "tensor parallelism); 0: the same as tp, Megatron-Core's own default (clock "
+            "only: the Parallelism sheet's memory splits experts over tp)"
+        ),
+        limit=(0, 1024, "ranks (0: tp)"),
+    ),
+    Field(
+        key="ep_a2a_efficiency",
+        kind="fraction",
+        default=EP_A2A_EFFICIENCY,
+        doc=(
+            "share of the link rates (NVLink inside a node, the GPU's NIC across nodes) an "
+            "expert-parallel all-to-all achieves: it moves many messages of a few tokens "
+            "each; fitted on the NeMo / Megatron-Bridge MoE pretraining rows (role fit) of "
+            "presets/benchmarks/mbridge_moe.yaml by benchmarks/fit_throughput.py"
+        ),
+        limit=(1e-3, 1, "a share of the link rate"),
+    ),
+    Field(
+        key="ep_dispatch_dedup",
+        kind="int",
+        default=0,
+        doc=(
+            "1: the token dispatcher sends each token once to every other node that hosts "
+            "one of its experts and forwards it inside that node over NVLink (DeepSeek-V3 "
+            "technical report, section 3.2.2; DeepEP, Megatron-Core's flex dispatcher with "
+            "HybridEP); 0: a plain all-to-all sends all k copies (Megatron-Core's default "
+            "alltoall dispatcher)"
+        ),
+        limit=(0, 1, "a 1/0 switch"),
+        whole_range=True,
+        flag=True,
+    ),
+    Field(
+        key="moe_load_imbalance",
+        kind="float",
+        default=1.0,
+        doc=(
+            "tokens of the most loaded expert / the mean (1: balanced routing, as the NeMo / "
+            "Megatron-Bridge MoE benchmarks force it, their tables' footnote: 'we "
+            "force-balance the token distribution among experts'); the expert GEMMs and the "
+            "all-to-all wait for the most loaded rank"
+        ),
+        limit=(1, 100, "max / mean tokens per expert"),
+        at_least=(1.0, "the most loaded expert gets at least the mean"),
     ),
     Field(
         key="attn_kernel_speed",
