@@ -224,7 +224,7 @@ def test_mamba_is_refused_in_one_line() -> None:
     ("doc", "expect"),
     [
         ({"model_type": "llama", "hidden_size": 64}, "num_attention_heads: missing"),
-        ({"hidden_size": 64}, "model_type: missing; supported: llama"),
+        ({"hidden_size": 64}, "model_type: missing; one of: llama"),
         ({"model_type": "qwen2_moe"}, "shared expert"),
         ({"model_type": "llama4", "text_config": [1]}, "text_config: model_type 'llama4' needs"),
         (

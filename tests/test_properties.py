@@ -116,7 +116,7 @@ def test_totals_are_sums_of_their_parts(s: Scenario) -> None:
     r = compute(s)
     parts = r["mem_weights"] + r["mem_grads"] + r["mem_master"] + r["mem_optimizer"]
     assert r["mem_static"] == pytest.approx(parts, rel=REL)
-    total = r["mem_static"] + r["mem_activations"] + r["mem_logits"] + r["mem_overhead"]
+    total = r["mem_static"] + r["mem_activations"] + r["mem_logits_live"] + r["mem_overhead"]
     assert r["mem_total"] == pytest.approx(total, rel=REL)
     params = (
         r["params_layers"]

@@ -307,17 +307,16 @@ def architecture(doc: dict[str, Any], where: str = "config.json") -> dict[str, A
     supported = SHOWN
     if model_type is not None and not isinstance(model_type, str):
         raise SheetgenError(
-            f"{where}: model_type", f"must be text, got {short(model_type)}; supported: {supported}"
+            f"{where}: model_type", f"must be text, got {short(model_type)}; one of: {supported}"
         )
     if model_type in NOT_EXPRESSIBLE:
         raise SheetgenError(
             f"{where}: model_type",
-            f"{model_type!r} is not supported: {NOT_EXPRESSIBLE[model_type]}; "
-            f"supported: {supported}",
+            f"{model_type!r} is not supported: {NOT_EXPRESSIBLE[model_type]}; one of: {supported}",
         )
     if model_type not in READERS:
         shown = "missing" if model_type is None else f"{short(model_type, 40)} is not supported"
-        raise SheetgenError(f"{where}: model_type", f"{shown}; supported: {supported}")
+        raise SheetgenError(f"{where}: model_type", f"{shown}; one of: {supported}")
     doc, where = text_config(doc, where)  # Llama 4, Gemma 3: the language model
     f = _Fields(doc, where)
     arch = READERS[model_type](doc, f)

@@ -72,7 +72,7 @@ def batch_note(batch: float, batch_opt: float) -> str:
     opt = f"the compute-optimal {num_text(batch_opt / 10**6, 1)}M tokens"
     if ratio >= 1:
         return (
-            f"the batch is {num_text(ratio, 2)}x {opt}: fewer, larger steps; far above it "
+            f"the batch is {num_text(ratio, 1)}x {opt}: fewer, larger steps; far above it "
             "each token teaches less"
         )
     return (
